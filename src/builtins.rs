@@ -1,0 +1,37 @@
+//! Everything a script can see beyond the Starlark universe, registered in
+//! one ordered list ([`register`]).
+
+use anyhow::anyhow;
+use starlark::environment::{GlobalsBuilder, LibraryExtension};
+use starlark::eval::Evaluator;
+
+use crate::runtime::effects::Context;
+
+pub mod conditions;
+pub mod core;
+pub mod operators;
+pub mod requirements;
+pub mod resources;
+pub mod status;
+
+/// The names a script sees on top of starlark-rust's standard globals, in
+/// registration order. A golden test pins this list.
+pub fn register(builder: &mut GlobalsBuilder) {
+    core::register(builder);
+    operators::register(builder);
+    resources::register(builder);
+    conditions::register(builder);
+    status::register(builder);
+    requirements::register(builder);
+}
+
+/// starlark-rust's optional extensions scripts get: `set` only. The crate's
+/// own `json`, `print` and `struct` are replaced by this project's.
+pub const EXTENSIONS: &[LibraryExtension] = &[LibraryExtension::SetType];
+
+/// The run's context, which every builtin records into.
+pub(crate) fn context<'a>(eval: &'a Evaluator) -> anyhow::Result<&'a Context> {
+    eval.extra
+        .and_then(|extra| extra.downcast_ref::<Context>())
+        .ok_or_else(|| anyhow!("this builtin is only available while a RunFunction request runs"))
+}

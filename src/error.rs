@@ -1,0 +1,72 @@
+//! The crate's error type. Every variant becomes a Fatal result whose
+//! message is the variant's text; several texts are the reference's wire
+//! wording, which users' alerts and tests match on.
+
+use thiserror::Error;
+
+/// Why a RunFunction call ended in a Fatal result.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// The StarlarkInput could not be decoded.
+    #[error("cannot get Function input: {0}")]
+    Input(String),
+
+    /// Neither an inline script nor a mounted one was given.
+    #[error("spec.source or spec.scriptConfigRef is required")]
+    MissingSource,
+
+    /// The mounted script could not be read.
+    #[error("loading script from ConfigMap: {0}")]
+    ScriptConfig(String),
+
+    /// An observed composed resource could not become a Starlark value.
+    #[error("building observed dict: observed resource {name:?}: {detail}")]
+    Observed {
+        /// The composition resource name.
+        name: String,
+        /// What could not be converted, with its path.
+        detail: String,
+    },
+
+    /// Another request global could not become a Starlark value.
+    #[error("building Starlark globals: building {global}: {detail}")]
+    Globals {
+        /// `oxr`, `dxr`, `context`, `environment` or `extra_resources`.
+        global: &'static str,
+        /// What could not be converted, with its path.
+        detail: String,
+    },
+
+    /// The script did not compile, failed at run time, or ran out of budget.
+    #[error("starlark execution failed: {0}")]
+    Execution(String),
+
+    /// The script called `fatal(message)`: the message is the whole text.
+    #[error("{0}")]
+    Fatal(String),
+
+    /// `depends_on` named something impossible, or formed a cycle.
+    #[error("dependency validation failed: {0}")]
+    Dependency(String),
+
+    /// `spec.sequencingTTL` is not a Go duration.
+    #[error("invalid spec.sequencingTTL {value:?}: {detail}")]
+    SequencingTtl {
+        /// The value as given.
+        value: String,
+        /// The parser's complaint.
+        detail: String,
+    },
+
+    /// `dxr` holds something that cannot be written to the response.
+    #[error("applying dxr status: converting dxr: {0}")]
+    Dxr(String),
+
+    /// `context` holds something that cannot be written to the response.
+    #[error("applying context: converting context: {0}")]
+    Context(String),
+
+    /// The evaluation thread could not be started or did not answer.
+    #[error("cannot run the script: {0}")]
+    Internal(String),
+}

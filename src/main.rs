@@ -1,0 +1,15 @@
+use clap::Parser;
+use function_starlark::cli::Cli;
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    function_sdk_rust::logging::configure(cli.sdk.debug);
+    match function_starlark::serve(cli).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "function stopped");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! The runtime: globals built once and shared, a cache of compiled
+//! scripts, and the evaluation of one script on a dedicated thread with
+//! step, stack, heap and wall-clock limits.
+
+use std::num::NonZeroUsize;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use function_sdk_rust::proto::v1::RunFunctionRequest;
+use lru::LruCache;
+use pbjson_types::Struct;
+use sha2::{Digest, Sha256};
+use starlark::environment::{Globals, GlobalsBuilder, Module};
+use starlark::eval::Evaluator;
+use starlark::syntax::{AstModule, Dialect, DialectTypes};
+use tokio::sync::{Semaphore, oneshot};
+
+use crate::builtins;
+use crate::error::Error;
+use crate::input::Script;
+
+pub mod apply;
+pub mod bindings;
+// `#[derive(ProvidesStaticType)]` on the run context expands to an `unsafe impl`.
+#[allow(unsafe_code)]
+pub mod effects;
+pub mod errors;
+pub mod prepass;
+
+use effects::Context;
+use prepass::LineMap;
+
+/// Limits of one script run. The defaults are documented in the README.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// starlark-rust ticks (loop iterations and calls). 250,000 ticks stop
+    /// no script within the reference's 1,000,000 steps (it costs at least
+    /// 4.4 steps per tick in every workload measured).
+    pub max_ticks: u64,
+    /// Deepest Starlark call stack. starlark-rust's default of 50 is far
+    /// below what the reference allows.
+    pub max_call_stack: usize,
+    /// Best-effort Starlark heap limit, in bytes.
+    pub max_heap_bytes: usize,
+    /// Wall-clock time one run may take.
+    pub timeout: Duration,
+    /// Native stack of the evaluation thread, in bytes.
+    pub stack_bytes: usize,
+    /// Runs evaluated at once; more requests wait their turn.
+    pub concurrency: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_ticks: 250_000,
+            max_call_stack: 1000,
+            max_heap_bytes: 256 << 20,
+            timeout: Duration::from_secs(10),
+            stack_bytes: 64 << 20,
+            concurrency: std::thread::available_parallelism().map_or(2, NonZeroUsize::get) * 2,
+        }
+    }
+}
+
+/// The step-limit message of the reference.
+pub const STEP_LIMIT_MESSAGE: &str =
+    "starlark script exceeded execution limit (1000000 steps): possible infinite loop";
+
+/// A parsed script, ready to evaluate any number of times.
+pub struct Compiled {
+    /// The file name used in positions.
+    pub filename: String,
+    ast: AstModule,
+    map: LineMap,
+}
+
+/// What one run of a script left behind.
+pub struct Run {
+    /// What builtins recorded, and the request they saw.
+    pub context: Context,
+    /// How the script ended.
+    pub outcome: Outcome,
+    /// Whether the compiled script came from the cache.
+    pub cache_hit: bool,
+    /// Compile (or cache lookup) plus evaluation time.
+    pub elapsed: Duration,
+}
+
+/// How a script ended.
+pub enum Outcome {
+    /// It ran to the end. `dxr` and `context` as they are now, each
+    /// converted, or the conversion's complaint.
+    Completed {
+        /// The desired composite body.
+        dxr: Result<Struct, String>,
+        /// The pipeline context.
+        context: Result<Struct, String>,
+    },
+    /// It failed: globals could not be built, it did not compile, it raised
+    /// an error, or it called `fatal()` (`Error::Fatal`).
+    Failed(Error),
+}
+
+/// The shared runtime: one per process.
+pub struct Runtime {
+    globals: Globals,
+    dialect: Dialect,
+    cache: Mutex<LruCache<[u8; 32], Arc<Compiled>>>,
+    limits: Limits,
+    permits: Semaphore,
+}
+
+// Requests are served from many tasks; the runtime must be shareable.
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Runtime>();
+};
+
+impl Runtime {
+    /// A runtime with the given limits and a compiled-script cache of
+    /// `cache_entries` scripts.
+    pub fn new(limits: Limits, cache_entries: usize) -> Self {
+        let mut builder = GlobalsBuilder::extended_by(builtins::EXTENSIONS);
+        builtins::register(&mut builder);
+        Runtime {
+            globals: builder.build(),
+            dialect: dialect(),
+            cache: Mutex::new(LruCache::new(
+                NonZeroUsize::new(cache_entries).unwrap_or(NonZeroUsize::MIN),
+            )),
+            permits: Semaphore::new(limits.concurrency.max(1)),
+            limits,
+        }
+    }
+
+    /// The names scripts see, beyond the Starlark universe, in order.
+    pub fn global_names(&self) -> Vec<String> {
+        self.globals
+            .names()
+            .map(|n| n.as_str().to_owned())
+            .collect()
+    }
+
+    /// Compiles `script`, or finds it in the cache. Returns whether it was
+    /// a cache hit.
+    pub fn compile(&self, script: &Script) -> Result<(Arc<Compiled>, bool), Error> {
+        let mut hasher = Sha256::new();
+        hasher.update(script.filename.as_bytes());
+        hasher.update([0]);
+        hasher.update(script.source.as_bytes());
+        let key: [u8; 32] = hasher.finalize().into();
+        if let Some(hit) = self.cache.lock().expect("cache lock poisoned").get(&key) {
+            return Ok((hit.clone(), true));
+        }
+        let compiled = Arc::new(self.parse(script)?);
+        self.cache
+            .lock()
+            .expect("cache lock poisoned")
+            .put(key, compiled.clone());
+        Ok((compiled, false))
+    }
+
+    fn parse(&self, script: &Script) -> Result<Compiled, Error> {
+        let compile_error =
+            |msg: String| Error::Execution(format!("starlark compilation error: {msg}"));
+        let pre = prepass::prepass(&script.source)
+            .map_err(|e| compile_error(format!("{}:{e}", script.filename)))?;
+        let mut ast = AstModule::parse(&script.filename, pre.text, &self.dialect)
+            .map_err(|e| compile_error(errors::position_and_message(&e, &pre.map)))?;
+        let redirects = builtins::operators::REDIRECTS
+            .iter()
+            .map(|(op, f)| ((*op).to_owned(), (*f).to_owned()))
+            .collect();
+        ast.replace_binary_operators(&redirects);
+        Ok(Compiled {
+            filename: script.filename.clone(),
+            ast,
+            map: pre.map,
+        })
+    }
+
+    /// Runs `script` against `request` on a dedicated thread, waiting for a
+    /// free evaluation slot first.
+    pub async fn run(self: &Arc<Self>, script: Script, request: Arc<RunFunctionRequest>) -> Run {
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        let (tx, rx) = oneshot::channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let runtime = self.clone();
+        let thread_cancel = cancel.clone();
+        let thread_request = request.clone();
+        let filename = script.filename.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("starlark:{filename}"))
+            .stack_size(self.limits.stack_bytes)
+            .spawn(move || {
+                let run = runtime.run_blocking(&script, thread_request, &thread_cancel);
+                let _ = tx.send(run);
+            });
+        let failed = |error: Error| Run {
+            context: Context::new(request.clone()),
+            outcome: Outcome::Failed(error),
+            cache_hit: false,
+            elapsed: Duration::ZERO,
+        };
+        if let Err(e) = spawned {
+            return failed(Error::Internal(format!(
+                "cannot start an evaluation thread: {e}"
+            )));
+        }
+        // The thread stops itself at the deadline; the grace period covers a
+        // native call that cannot be interrupted. Past it the thread is left
+        // to finish on its own and the request is answered.
+        let grace = self.limits.timeout + Duration::from_secs(5);
+        match tokio::time::timeout(grace, rx).await {
+            Ok(Ok(run)) => run,
+            Ok(Err(_)) => failed(Error::Internal(format!(
+                "the evaluation of {filename} ended without an answer"
+            ))),
+            Err(_) => {
+                cancel.store(true, Ordering::Relaxed);
+                failed(Error::Execution(format!(
+                    "starlark script {filename} did not finish within {}s",
+                    grace.as_secs()
+                )))
+            }
+        }
+    }
+
+    /// Runs `script` on the current thread. Use [`Runtime::run`] from async
+    /// code; this is for benches, tests and the evaluation thread.
+    pub fn run_blocking(
+        &self,
+        script: &Script,
+        request: Arc<RunFunctionRequest>,
+        cancel: &AtomicBool,
+    ) -> Run {
+        let started = Instant::now();
+        let context = Context::new(request);
+        let mut cache_hit = false;
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            self.evaluate(script, &context, cancel, &mut cache_hit)
+        }))
+        .unwrap_or_else(|_| {
+            Outcome::Failed(Error::Internal(format!(
+                "the interpreter failed unexpectedly while running {}; the script was stopped",
+                script.filename
+            )))
+        });
+        Run {
+            context,
+            outcome,
+            cache_hit,
+            elapsed: started.elapsed(),
+        }
+    }
+
+    fn evaluate(
+        &self,
+        script: &Script,
+        ctx: &Context,
+        cancel: &AtomicBool,
+        cache_hit: &mut bool,
+    ) -> Outcome {
+        Module::with_temp_heap(|module| {
+            let globals = match bindings::bind(&module, &ctx.request) {
+                Ok(globals) => globals,
+                Err(e) => return Outcome::Failed(e),
+            };
+            let compiled = match self.compile(script) {
+                Ok((compiled, hit)) => {
+                    *cache_hit = hit;
+                    compiled
+                }
+                Err(e) => return Outcome::Failed(e),
+            };
+            let deadline = Instant::now() + self.limits.timeout;
+            let timed_out = AtomicBool::new(false);
+            let result = {
+                let mut eval = Evaluator::new(&module);
+                eval.extra = Some(ctx);
+                let limits = (|| {
+                    eval.set_max_tick_count(self.limits.max_ticks)?;
+                    eval.set_max_callstack_size(self.limits.max_call_stack)?;
+                    eval.set_max_heap_size(self.limits.max_heap_bytes)
+                })();
+                if let Err(e) = limits {
+                    return Outcome::Failed(Error::Internal(e.to_string()));
+                }
+                eval.set_check_cancelled(Box::new(|| {
+                    let late = Instant::now() >= deadline;
+                    if late {
+                        timed_out.store(true, Ordering::Relaxed);
+                    }
+                    late || cancel.load(Ordering::Relaxed)
+                }));
+                eval.eval_module(compiled.ast.clone(), &self.globals)
+            };
+            if let Err(e) = result {
+                if let Some(message) = ctx.effects.fatal.borrow().clone() {
+                    return Outcome::Failed(Error::Fatal(message));
+                }
+                let timed_out = timed_out
+                    .load(Ordering::Relaxed)
+                    .then_some(self.limits.timeout);
+                return Outcome::Failed(errors::execution_error(&e, &compiled, timed_out));
+            }
+            Outcome::Completed {
+                dxr: globals.dxr_struct(),
+                context: globals.context_struct(),
+            }
+        })
+    }
+}
+
+/// The Go dialect the scripts were written for, field by field: top-level
+/// statements, keyword-only parameters, file-local loads; no types, no
+/// f-strings, no positional-only parameters.
+fn dialect() -> Dialect {
+    Dialect {
+        enable_def: true,
+        enable_lambda: true,
+        enable_load: true,
+        enable_keyword_only_arguments: true,
+        enable_positional_only_arguments: false,
+        enable_types: DialectTypes::Disable,
+        enable_load_reexport: false,
+        enable_top_level_stmt: true,
+        enable_f_strings: false,
+        ..Dialect::Standard
+    }
+}

@@ -1,0 +1,153 @@
+//! The per-request globals: `oxr`, `dxr`, `observed`, `context`,
+//! `environment` and `extra_resources`, built from the request on the
+//! run's module. The read-only ones live on the module's frozen heap, so
+//! every mutation fails as it does in the reference.
+
+use function_sdk_rust::proto::v1::{Resources, RunFunctionRequest};
+use pbjson_types::Struct;
+use pbjson_types::value::Kind;
+use starlark::environment::Module;
+use starlark::values::{FrozenValue, Value};
+
+use crate::convert::{
+    Flavor, ToPb, frozen_list, frozen_plain_dict, struct_to_frozen, struct_to_value,
+    value_to_struct,
+};
+use crate::error::Error;
+
+/// The context key holding the EnvironmentConfig data.
+pub const ENVIRONMENT_KEY: &str = "apiextensions.crossplane.io/environment";
+
+/// The writable globals, kept so the originals are read back even when a
+/// script rebinds their names.
+pub struct Bound<'v> {
+    dxr: Value<'v>,
+    context: Value<'v>,
+}
+
+impl Bound<'_> {
+    /// `dxr` converted for the response.
+    pub fn dxr_struct(&self) -> Result<Struct, String> {
+        value_to_struct(self.dxr, ToPb::PLAIN).map_err(|e| e.to_string())
+    }
+
+    /// `context` converted for the response.
+    pub fn context_struct(&self) -> Result<Struct, String> {
+        value_to_struct(self.context, ToPb::PLAIN).map_err(|e| e.to_string())
+    }
+}
+
+static EMPTY: std::sync::LazyLock<Struct> = std::sync::LazyLock::new(Struct::default);
+
+/// Builds the globals in the reference's order (observed, then oxr, dxr,
+/// context, environment, extra_resources) and sets them on `module`.
+pub fn bind<'v>(module: &Module<'v>, request: &RunFunctionRequest) -> Result<Bound<'v>, Error> {
+    let frozen = module.frozen_heap();
+    let heap = module.heap();
+    let globals = |global: &'static str| {
+        move |e: crate::convert::ConvertError| Error::Globals {
+            global,
+            detail: e.to_string(),
+        }
+    };
+
+    let mut names: Vec<&String> = request
+        .observed
+        .as_ref()
+        .map(|o| o.resources.keys().collect())
+        .unwrap_or_default();
+    names.sort();
+    let mut observed = Vec::with_capacity(names.len());
+    for name in names {
+        let body = request
+            .observed
+            .as_ref()
+            .and_then(|o| o.resources.get(name))
+            .and_then(|r| r.resource.as_ref())
+            .unwrap_or(&EMPTY);
+        let value = struct_to_frozen(frozen, body, Flavor::Attr).map_err(|e| Error::Observed {
+            name: name.clone(),
+            detail: e.to_string(),
+        })?;
+        observed.push((name.clone(), value));
+    }
+    let observed = struct_like(frozen, observed);
+
+    let oxr_body = function_sdk_rust::request::observed_composite(request)
+        .and_then(|r| r.resource.as_ref())
+        .unwrap_or(&EMPTY);
+    let oxr = struct_to_frozen(frozen, oxr_body, Flavor::Attr).map_err(globals("oxr"))?;
+
+    let dxr_body = request
+        .desired
+        .as_ref()
+        .and_then(|d| d.composite.as_ref())
+        .and_then(|c| c.resource.as_ref())
+        .unwrap_or(&EMPTY);
+    let dxr = struct_to_value(heap, dxr_body, Flavor::Attr).map_err(globals("dxr"))?;
+
+    let context_body = request.context.as_ref().unwrap_or(&EMPTY);
+    let context = struct_to_value(heap, context_body, Flavor::Plain).map_err(globals("context"))?;
+
+    let environment_body = match context_body
+        .fields
+        .get(ENVIRONMENT_KEY)
+        .and_then(|v| v.kind.as_ref())
+    {
+        Some(Kind::StructValue(s)) => s,
+        _ => &EMPTY,
+    };
+    let environment =
+        struct_to_frozen(frozen, environment_body, Flavor::Attr).map_err(globals("environment"))?;
+
+    let extra_resources = extra_resources(frozen, request).map_err(globals("extra_resources"))?;
+
+    module.set("oxr", oxr.to_value());
+    module.set("dxr", dxr);
+    module.set("observed", observed.to_value());
+    module.set("context", context);
+    module.set("environment", environment.to_value());
+    module.set("extra_resources", extra_resources.to_value());
+    // Builtins that write into `dxr` (set_xr_status) find the original here.
+    module.set_extra_value(dxr);
+    Ok(Bound { dxr, context })
+}
+
+fn struct_like(
+    frozen: &starlark::values::FrozenHeap,
+    entries: Vec<(String, FrozenValue)>,
+) -> FrozenValue {
+    frozen.alloc(crate::values::attr_dict::FrozenAttrDict::new(
+        entries.into_iter().collect(),
+    ))
+}
+
+/// `required_resources` when it has entries, else the deprecated
+/// `extra_resources`: name → `None` (nothing matched) or a list of bodies.
+fn extra_resources(
+    frozen: &starlark::values::FrozenHeap,
+    request: &RunFunctionRequest,
+) -> Result<FrozenValue, crate::convert::ConvertError> {
+    let source = if request.required_resources.is_empty() {
+        &request.extra_resources
+    } else {
+        &request.required_resources
+    };
+    let mut names: Vec<(&String, &Resources)> = source.iter().collect();
+    names.sort_by(|a, b| a.0.cmp(b.0));
+    let mut entries = Vec::with_capacity(names.len());
+    for (name, resources) in names {
+        let value = if resources.items.is_empty() {
+            FrozenValue::new_none()
+        } else {
+            let mut items = Vec::with_capacity(resources.items.len());
+            for item in &resources.items {
+                let body = item.resource.as_ref().unwrap_or(&EMPTY);
+                items.push(struct_to_frozen(frozen, body, Flavor::Attr)?);
+            }
+            frozen_list(frozen, items)
+        };
+        entries.push((name.clone(), value));
+    }
+    Ok(frozen_plain_dict(frozen, entries))
+}

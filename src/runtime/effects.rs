@@ -1,0 +1,253 @@
+//! What builtins record while a script runs. Builtins only ever append
+//! here; `apply.rs` turns the record into the response afterwards.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use function_sdk_rust::proto::v1::{Ready, RunFunctionRequest};
+use pbjson_types::Struct;
+use starlark::any::ProvidesStaticType;
+
+/// Who a condition or event is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The composite resource only.
+    Composite,
+    /// The composite resource and its claim.
+    CompositeAndClaim,
+}
+
+impl Target {
+    /// `"CompositeAndClaim"` targets the claim too; any other text, the XR.
+    pub fn parse(s: &str) -> Self {
+        if s == "CompositeAndClaim" {
+            Target::CompositeAndClaim
+        } else {
+            Target::Composite
+        }
+    }
+}
+
+/// Severity of a recorded event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// A Normal result.
+    Normal,
+    /// A Warning result.
+    Warning,
+}
+
+/// An event, which becomes a result in the response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// Normal or Warning.
+    pub severity: Severity,
+    /// The text.
+    pub message: String,
+    /// Who it is for.
+    pub target: Target,
+}
+
+/// A `set_condition` call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Condition {
+    /// The condition type.
+    pub kind: String,
+    /// `"True"`, `"False"`, or anything else (Unknown).
+    pub status: String,
+    /// Machine-readable reason.
+    pub reason: String,
+    /// Human-readable message; omitted when empty.
+    pub message: String,
+    /// Who it is for.
+    pub target: Target,
+}
+
+/// A composed resource the script emitted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Emitted {
+    /// The body, ready for the response.
+    pub body: Struct,
+    /// Readiness as the script declared it.
+    pub ready: Ready,
+    /// Per-resource connection details.
+    pub connection_details: BTreeMap<String, Vec<u8>>,
+}
+
+/// How a dependency was named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DependencyKind {
+    /// Through a `ResourceRef`: must name an emitted resource.
+    Ref,
+    /// By name: may name something this script does not create.
+    Name,
+}
+
+/// One `depends_on` element.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dependency {
+    /// The resource that waits.
+    pub dependent: String,
+    /// The resource waited for.
+    pub dependency: String,
+    /// How it was named.
+    pub kind: DependencyKind,
+    /// For `(ref, "path")`: the field that must be truthy.
+    pub field_path: Option<String>,
+}
+
+/// A `require_extra_resource(s)` call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requirement {
+    /// The selected resources' apiVersion.
+    pub api_version: String,
+    /// The selected resources' kind.
+    pub kind: String,
+    /// How they are matched.
+    pub matching: Match,
+}
+
+/// How a requirement matches resources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Match {
+    /// By name.
+    Name(String),
+    /// By labels (possibly none).
+    Labels(BTreeMap<String, String>),
+}
+
+/// A `set_composite_ready` call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadyOverride {
+    /// The XR's readiness.
+    pub ready: bool,
+    /// Condition reason; no condition when empty.
+    pub reason: String,
+    /// Condition message; omitted when empty.
+    pub message: String,
+}
+
+/// Everything one run records.
+#[derive(Debug, Default)]
+pub struct Effects {
+    /// Emitted (and preserved) resources by name; the last call wins.
+    pub resources: RefCell<BTreeMap<String, Emitted>>,
+    /// Names skipped so far, from any source; a name is skipped once.
+    pub skipped: RefCell<HashSet<String>>,
+    /// Skips that hold the XR's readiness back, in call order.
+    pub gating_skips: RefCell<Vec<(String, String)>>,
+    /// Dependencies in recording order.
+    pub dependencies: RefCell<Vec<Dependency>>,
+    /// `set_condition` calls in order.
+    pub conditions: RefCell<Vec<Condition>>,
+    /// Script and builtin events in order.
+    pub events: RefCell<Vec<Event>>,
+    /// Requirements by name; the last call wins.
+    pub requirements: RefCell<BTreeMap<String, Requirement>>,
+    /// Warnings about requirements, emitted after the events.
+    pub requirement_warnings: RefCell<Vec<String>>,
+    /// XR connection details from `set_connection_details`.
+    pub xr_connection_details: RefCell<BTreeMap<String, Vec<u8>>>,
+    /// The `set_response_ttl` duration in nanoseconds; the last call wins.
+    pub response_ttl: Cell<Option<i64>>,
+    /// The last `set_composite_ready` call.
+    pub ready_override: RefCell<Option<ReadyOverride>>,
+    /// The message of `fatal()`, once called.
+    pub fatal: RefCell<Option<String>>,
+}
+
+impl Effects {
+    /// Records an event.
+    pub fn event(&self, severity: Severity, message: String, target: Target) {
+        self.events.borrow_mut().push(Event {
+            severity,
+            message,
+            target,
+        });
+    }
+
+    /// Records a Warning event for the XR.
+    pub fn warn(&self, message: String) {
+        self.event(Severity::Warning, message, Target::Composite);
+    }
+
+    /// Records a skip unless `name` was skipped before. Returns whether it
+    /// was new.
+    pub fn skip(&self, name: &str, reason: &str, gate: bool) -> bool {
+        if !self.skipped.borrow_mut().insert(name.to_owned()) {
+            return false;
+        }
+        if gate {
+            self.gating_skips
+                .borrow_mut()
+                .push((name.to_owned(), reason.to_owned()));
+        }
+        self.warn(format!("Skipping resource {name:?}: {reason}"));
+        true
+    }
+}
+
+/// What builtins can see of the request, and where they record.
+#[derive(ProvidesStaticType)]
+pub struct Context {
+    /// The request being answered.
+    pub request: Arc<RunFunctionRequest>,
+    /// The labels injected into every emitted resource, in their fixed
+    /// order (composite, claim-name, claim-namespace).
+    pub crossplane_labels: Vec<(String, String)>,
+    /// What the script did.
+    pub effects: Effects,
+}
+
+impl Context {
+    /// A context for one run of a script answering `request`.
+    pub fn new(request: Arc<RunFunctionRequest>) -> Self {
+        let crossplane_labels = crossplane_labels(&request);
+        Context {
+            request,
+            crossplane_labels,
+            effects: Effects::default(),
+        }
+    }
+
+    /// The observed body of a composed resource.
+    pub fn observed(&self, name: &str) -> Option<&Struct> {
+        let observed = self.request.observed.as_ref()?.resources.get(name)?;
+        Some(observed.resource.as_ref().unwrap_or(&EMPTY))
+    }
+}
+
+static EMPTY: std::sync::LazyLock<Struct> = std::sync::LazyLock::new(Struct::default);
+
+fn crossplane_labels(request: &RunFunctionRequest) -> Vec<(String, String)> {
+    use pbjson_types::value::Kind;
+    let Some(xr) =
+        function_sdk_rust::request::observed_composite(request).and_then(|r| r.resource.as_ref())
+    else {
+        return Vec::new();
+    };
+    let get_struct = |s: &Struct, k: &str| match s.fields.get(k)?.kind.as_ref()? {
+        Kind::StructValue(s) => Some(s.clone()),
+        _ => None,
+    };
+    let get_str = |s: &Struct, k: &str| match s.fields.get(k)?.kind.as_ref()? {
+        Kind::StringValue(v) if !v.is_empty() => Some(v.clone()),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let Some(metadata) = get_struct(xr, "metadata") else {
+        return out;
+    };
+    if let Some(name) = get_str(&metadata, "name") {
+        out.push(("crossplane.io/composite".to_owned(), name));
+    }
+    if let Some(labels) = get_struct(&metadata, "labels") {
+        for key in ["crossplane.io/claim-name", "crossplane.io/claim-namespace"] {
+            if let Some(v) = get_str(&labels, key) {
+                out.push((key.to_owned(), v));
+            }
+        }
+    }
+    out
+}

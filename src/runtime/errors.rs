@@ -1,0 +1,83 @@
+//! Turning the interpreter's errors into the reference's message shapes,
+//! with positions mapped back to the user's original lines.
+
+use std::time::Duration;
+
+use starlark::ErrorKind;
+use starlark::codemap::FileSpan;
+
+use super::prepass::LineMap;
+use super::{Compiled, STEP_LIMIT_MESSAGE};
+use crate::error::Error;
+
+/// starlark-rust's tick-limit error text starts with this; the type itself
+/// is private to the crate.
+const TICK_LIMIT_PREFIX: &str = "Execution duration limit of";
+
+/// `file:line:col` of a span, 1-based, in the user's original text.
+fn position(span: &FileSpan, map: &LineMap) -> String {
+    let begin = span.resolve_span().begin;
+    let (line, column) = map.original(begin.line, begin.column);
+    format!("{}:{}:{}", span.filename(), line + 1, column + 1)
+}
+
+/// The interpreter's own message, without its source snippet.
+fn message(e: &starlark::Error) -> String {
+    let text = e.without_diagnostic().to_string();
+    crate::runtime::prepass::unreserve_in_text(&text)
+}
+
+/// `file:line:col: message` of a compile error.
+pub fn position_and_message(e: &starlark::Error, map: &LineMap) -> String {
+    match e.span() {
+        Some(span) => format!("{}: {}", position(span, map), message(e)),
+        None => message(e),
+    }
+}
+
+/// The Fatal text of a failed evaluation.
+pub fn execution_error(
+    e: &starlark::Error,
+    compiled: &Compiled,
+    timed_out: Option<Duration>,
+) -> Error {
+    let text = message(e);
+    if text.starts_with(TICK_LIMIT_PREFIX) {
+        return Error::Execution(STEP_LIMIT_MESSAGE.to_owned());
+    }
+    if let Some(limit) = timed_out {
+        return Error::Execution(format!(
+            "starlark script exceeded its wall-clock limit ({}s): possible infinite loop",
+            limit.as_secs()
+        ));
+    }
+    // Names that cannot be resolved are compile errors in the reference.
+    if matches!(e.kind(), ErrorKind::Parser(_) | ErrorKind::Scope(_)) && e.call_stack().is_empty() {
+        return Error::Execution(format!(
+            "starlark compilation error: {}",
+            position_and_message(e, &compiled.map)
+        ));
+    }
+    let mut out = String::from("starlark execution error: Traceback (most recent call last):\n");
+    for frame in &e.call_stack().frames {
+        if frame.name.starts_with(super::prepass::RESERVED_PREFIX) {
+            continue;
+        }
+        if let Some(location) = &frame.location {
+            out.push_str(&format!(
+                "  {}: in {}\n",
+                position(location, &compiled.map),
+                frame.name
+            ));
+        }
+    }
+    if let Some(span) = e.span() {
+        out.push_str(&format!(
+            "  {}: in <error>\n",
+            position(span, &compiled.map)
+        ));
+    }
+    out.push_str("Error: ");
+    out.push_str(&text);
+    Error::Execution(out)
+}

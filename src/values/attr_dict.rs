@@ -1,0 +1,423 @@
+//! The attribute-dict: the dict flavour of `oxr`, `dxr`, `observed`,
+//! `environment` and extra-resource bodies.
+//!
+//! It behaves like a dict (`type()` is `"dict"`, same repr, `len`, `in`,
+//! iteration, `d[k]`), and adds dot access: `d.k` reads key `k` and yields
+//! `None` when it is absent, so `oxr.spec.region` never fails on a missing
+//! field. The eight dict method names always resolve to the methods.
+//!
+//! Keys are strings. Kubernetes objects only have string keys, and a string
+//! key store lets `d.k = v` insert without a heap at hand.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use allocative::Allocative;
+use starlark::coerce::coerce;
+use starlark::collections::SmallMap;
+use starlark::environment::{Methods, MethodsBuilder, MethodsStatic};
+use starlark::starlark_module;
+use starlark::values::dict::DictRef;
+use starlark::values::none::NoneType;
+use starlark::values::{
+    AllocFrozenValue, AllocValue, Freeze, FreezeResult, Freezer, FrozenHeap, FrozenValue, Heap,
+    NoSerialize, ProvidesStaticType, StarlarkValue, Trace, Value, ValueLike, starlark_value,
+};
+
+/// The method names that dot access always resolves to the method.
+pub const METHOD_NAMES: [&str; 8] = [
+    "clear",
+    "get",
+    "items",
+    "keys",
+    "pop",
+    "setdefault",
+    "update",
+    "values",
+];
+
+/// A mutable attribute-dict.
+#[derive(Debug, Default, Trace, ProvidesStaticType, NoSerialize, Allocative)]
+pub struct AttrDict<'v> {
+    map: RefCell<SmallMap<String, Value<'v>>>,
+}
+
+/// A frozen attribute-dict: every mutation fails.
+#[derive(Debug, Default, ProvidesStaticType, NoSerialize, Allocative)]
+pub struct FrozenAttrDict {
+    map: SmallMap<String, FrozenValue>,
+}
+
+impl<'v> AttrDict<'v> {
+    /// A mutable attribute-dict holding `map`.
+    pub fn new(map: SmallMap<String, Value<'v>>) -> Self {
+        AttrDict {
+            map: RefCell::new(map),
+        }
+    }
+
+    fn entries(&self) -> Entries<'_, 'v> {
+        Entries::Mutable(self)
+    }
+}
+
+impl FrozenAttrDict {
+    /// A frozen attribute-dict holding `map`.
+    pub fn new(map: SmallMap<String, FrozenValue>) -> Self {
+        FrozenAttrDict { map }
+    }
+
+    fn entries<'v>(&self) -> Entries<'_, 'v> {
+        Entries::Frozen(coerce(&self.map))
+    }
+}
+
+impl<'v> Freeze for AttrDict<'v> {
+    type Frozen = FrozenAttrDict;
+
+    fn freeze(self, freezer: &Freezer) -> FreezeResult<FrozenAttrDict> {
+        let mut map = SmallMap::with_capacity(self.map.borrow().len());
+        for (k, v) in self.map.into_inner() {
+            map.insert(k, v.freeze(freezer)?);
+        }
+        Ok(FrozenAttrDict { map })
+    }
+}
+
+impl<'v> AllocValue<'v> for AttrDict<'v> {
+    fn alloc_value(self, heap: Heap<'v>) -> Value<'v> {
+        heap.alloc_complex(self)
+    }
+}
+
+impl AllocFrozenValue for FrozenAttrDict {
+    fn alloc_frozen_value(self, heap: &FrozenHeap) -> FrozenValue {
+        heap.alloc_simple(self)
+    }
+}
+
+/// Read access to the entries of either flavour, and write access to the
+/// mutable one. Everything script-visible goes through these two.
+pub enum Entries<'a, 'v> {
+    /// A mutable dict's entries, borrowed.
+    Mutable(&'a AttrDict<'v>),
+    /// A frozen dict's entries.
+    Frozen(&'a SmallMap<String, Value<'v>>),
+}
+
+impl<'a, 'v> Entries<'a, 'v> {
+    /// The attribute-dict behind `value`, if it is one.
+    pub fn of(value: Value<'v>) -> Option<Self> {
+        if let Some(d) = value.downcast_ref::<AttrDict<'v>>() {
+            return Some(Entries::Mutable(d));
+        }
+        value
+            .downcast_ref::<FrozenAttrDict>()
+            .map(|d| Entries::Frozen(coerce(&d.map)))
+    }
+
+    /// Runs `f` over the entries.
+    pub fn with<R>(&self, f: impl FnOnce(&SmallMap<String, Value<'v>>) -> R) -> R {
+        match self {
+            Entries::Mutable(d) => f(&d.map.borrow()),
+            Entries::Frozen(m) => f(m),
+        }
+    }
+
+    /// Runs `f` over the entries for a mutation, or fails for a frozen dict.
+    pub fn with_mut<R>(
+        &self,
+        f: impl FnOnce(&mut SmallMap<String, Value<'v>>) -> R,
+    ) -> anyhow::Result<R> {
+        match self {
+            Entries::Mutable(d) => {
+                let mut map = d
+                    .map
+                    .try_borrow_mut()
+                    .map_err(|_| anyhow::anyhow!("cannot mutate a dict while iterating over it"))?;
+                Ok(f(&mut map))
+            }
+            Entries::Frozen(_) => Err(anyhow::anyhow!("cannot mutate a frozen dict")),
+        }
+    }
+
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<Value<'v>> {
+        self.with(|m| m.get(key).copied())
+    }
+}
+
+/// True for a value of either attribute-dict flavour.
+pub fn is_attr_dict(value: Value) -> bool {
+    Entries::of(value).is_some()
+}
+
+fn key_of<'v>(index: Value<'v>) -> starlark::Result<&'v str> {
+    index.unpack_str().ok_or_else(|| {
+        starlark::Error::new_other(anyhow::anyhow!(
+            "dict key must be a string, got {}",
+            index.get_type()
+        ))
+    })
+}
+
+fn repr_into(entries: &Entries, collector: &mut String) {
+    entries.with(|m| {
+        collector.push('{');
+        for (i, (k, v)) in m.iter().enumerate() {
+            if i > 0 {
+                collector.push_str(", ");
+            }
+            // Keys are strings; render them exactly as a string repr would.
+            collector.push_str(&starlark_string_repr(k));
+            collector.push_str(": ");
+            v.collect_repr(collector);
+        }
+        collector.push('}');
+    });
+}
+
+fn starlark_string_repr(s: &str) -> String {
+    starlark::values::string::StarlarkStr::repr(s)
+}
+
+fn display(entries: &Entries, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let mut s = String::new();
+    repr_into(entries, &mut s);
+    f.write_str(&s)
+}
+
+impl fmt::Display for AttrDict<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        display(&Entries::Mutable(self), f)
+    }
+}
+
+impl fmt::Display for FrozenAttrDict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        display(&Entries::Frozen(coerce(&self.map)), f)
+    }
+}
+
+/// Content equality with another attribute-dict or a plain dict.
+fn equals<'v>(entries: &Entries<'_, 'v>, other: Value<'v>) -> starlark::Result<bool> {
+    if let Some(other) = Entries::of(other) {
+        return entries.with(|a| {
+            other.with(|b| {
+                if a.len() != b.len() {
+                    return Ok(false);
+                }
+                for (k, v) in a {
+                    match b.get(k) {
+                        Some(w) if v.equals(*w)? => {}
+                        _ => return Ok(false),
+                    }
+                }
+                Ok(true)
+            })
+        });
+    }
+    if let Some(other) = DictRef::from_value(other) {
+        return entries.with(|a| {
+            if a.len() != other.len() {
+                return Ok(false);
+            }
+            for (k, v) in a {
+                match other.get_str(k) {
+                    Some(w) if v.equals(w)? => {}
+                    _ => return Ok(false),
+                }
+            }
+            Ok(true)
+        });
+    }
+    Ok(false)
+}
+
+// The two flavours share every behaviour; only how their entries are reached
+// differs. (A `tt` list, because `#[starlark_value]` needs a plain path.)
+macro_rules! attr_dict_value_impl {
+    ($canonical:ty; $($ty:tt)+) => {
+        #[starlark_value(type = "dict")]
+        impl<'v> StarlarkValue<'v> for $($ty)+ {
+            type Canonical = $canonical;
+
+            fn get_methods() -> Option<&'static Methods> {
+                static METHODS: MethodsStatic = MethodsStatic::new("dict", attr_dict_methods);
+                Some(METHODS.methods())
+            }
+
+            fn collect_repr(&self, collector: &mut String) {
+                repr_into(&self.entries(), collector);
+            }
+
+            fn to_bool(&self) -> bool {
+                self.entries().with(|m| !m.is_empty())
+            }
+
+            fn equals(&self, other: Value<'v>) -> starlark::Result<bool> {
+                equals(&self.entries(), other)
+            }
+
+            fn length(&self) -> starlark::Result<i32> {
+                Ok(i32::try_from(self.entries().with(SmallMap::len)).unwrap_or(i32::MAX))
+            }
+
+            fn is_in(&self, other: Value<'v>) -> starlark::Result<bool> {
+                Ok(match other.unpack_str() {
+                    Some(k) => self.entries().get(k).is_some(),
+                    None => false,
+                })
+            }
+
+            fn at(&self, index: Value<'v>, _heap: Heap<'v>) -> starlark::Result<Value<'v>> {
+                let key = key_of(index)?;
+                self.entries().get(key).ok_or_else(|| {
+                    starlark::Error::new_other(anyhow::anyhow!("key {} not in dict", index.to_repr()))
+                })
+            }
+
+            fn set_at(&self, index: Value<'v>, new_value: Value<'v>) -> starlark::Result<()> {
+                let key = key_of(index)?.to_owned();
+                self.entries()
+                    .with_mut(|m| {
+                        m.insert(key, new_value);
+                    })
+                    .map_err(starlark::Error::new_other)
+            }
+
+            fn get_attr(&self, attribute: &str, _heap: Heap<'v>) -> Option<Value<'v>> {
+                Some(self.entries().get(attribute).unwrap_or_else(Value::new_none))
+            }
+
+            fn has_attr(&self, _attribute: &str, _heap: Heap<'v>) -> bool {
+                true
+            }
+
+            fn dir_attr(&self) -> Vec<String> {
+                let mut names: Vec<String> = self.entries().with(|m| m.keys().cloned().collect());
+                names.extend(METHOD_NAMES.iter().map(|s| (*s).to_owned()));
+                names.sort();
+                names.dedup();
+                names
+            }
+
+            fn set_attr(&self, attribute: &str, new_value: Value<'v>) -> starlark::Result<()> {
+                self.entries()
+                    .with_mut(|m| {
+                        m.insert(attribute.to_owned(), new_value);
+                    })
+                    .map_err(starlark::Error::new_other)
+            }
+
+            fn iterate_collect(&self, heap: Heap<'v>) -> starlark::Result<Vec<Value<'v>>> {
+                Ok(self.entries().with(|m| m.keys().map(|k| heap.alloc_str(k).to_value()).collect()))
+            }
+        }
+    };
+}
+
+attr_dict_value_impl!(AttrDict<'v>; AttrDict<'v>);
+attr_dict_value_impl!(AttrDict<'v>; FrozenAttrDict);
+
+fn this_entries<'v>(this: Value<'v>) -> anyhow::Result<Entries<'v, 'v>> {
+    Entries::of(this).ok_or_else(|| anyhow::anyhow!("expected an attribute-dict receiver"))
+}
+
+#[starlark_module]
+fn attr_dict_methods(builder: &mut MethodsBuilder) {
+    /// The keys, as a new list.
+    fn keys<'v>(this: Value<'v>, heap: Heap<'v>) -> anyhow::Result<Vec<Value<'v>>> {
+        Ok(this_entries(this)?.with(|m| m.keys().map(|k| heap.alloc_str(k).to_value()).collect()))
+    }
+
+    /// The values, as a new list.
+    fn values<'v>(this: Value<'v>) -> anyhow::Result<Vec<Value<'v>>> {
+        Ok(this_entries(this)?.with(|m| m.values().copied().collect()))
+    }
+
+    /// The entries, as a new list of `(key, value)` tuples.
+    fn items<'v>(this: Value<'v>, heap: Heap<'v>) -> anyhow::Result<Vec<Value<'v>>> {
+        Ok(this_entries(this)?.with(|m| {
+            m.iter()
+                .map(|(k, v)| heap.alloc((heap.alloc_str(k).to_value(), *v)))
+                .collect()
+        }))
+    }
+
+    /// The value under `key`, or `default`.
+    fn get<'v>(
+        this: Value<'v>,
+        #[starlark(require = pos)] key: Value<'v>,
+        #[starlark(require = pos)] default: Option<Value<'v>>,
+    ) -> anyhow::Result<Value<'v>> {
+        let found = key
+            .unpack_str()
+            .and_then(|k| this_entries(this).ok()?.get(k));
+        Ok(found.unwrap_or_else(|| default.unwrap_or_else(Value::new_none)))
+    }
+
+    /// Removes `key` and returns its value, or `default` when it is absent.
+    fn pop<'v>(
+        this: Value<'v>,
+        #[starlark(require = pos)] key: Value<'v>,
+        #[starlark(require = pos)] default: Option<Value<'v>>,
+    ) -> anyhow::Result<Value<'v>> {
+        let entries = this_entries(this)?;
+        let removed = match key.unpack_str() {
+            Some(k) => entries.with_mut(|m| m.shift_remove(k))?,
+            None => None,
+        };
+        match (removed, default) {
+            (Some(v), _) | (None, Some(v)) => Ok(v),
+            (None, None) => Err(anyhow::anyhow!("pop: key {} not found", key.to_repr())),
+        }
+    }
+
+    /// Copies every entry of `other` (a dict or attribute-dict) in.
+    fn update<'v>(
+        this: Value<'v>,
+        #[starlark(require = pos)] other: Value<'v>,
+    ) -> anyhow::Result<NoneType> {
+        let pairs: Vec<(String, Value<'v>)> = if let Some(o) = Entries::of(other) {
+            o.with(|m| m.iter().map(|(k, v)| (k.clone(), *v)).collect())
+        } else if let Some(d) = DictRef::from_value(other) {
+            let mut pairs = Vec::with_capacity(d.len());
+            for (k, v) in d.iter() {
+                pairs.push((key_of(k).map_err(|e| e.into_anyhow())?.to_owned(), v));
+            }
+            pairs
+        } else {
+            return Err(anyhow::anyhow!(
+                "update: unsupported argument type {}",
+                other.get_type()
+            ));
+        };
+        this_entries(this)?.with_mut(|m| m.extend(pairs))?;
+        Ok(NoneType)
+    }
+
+    /// Removes every entry.
+    fn clear<'v>(this: Value<'v>) -> anyhow::Result<NoneType> {
+        this_entries(this)?.with_mut(SmallMap::clear)?;
+        Ok(NoneType)
+    }
+
+    /// The value under `key`; inserts `default` first when it is absent.
+    fn setdefault<'v>(
+        this: Value<'v>,
+        #[starlark(require = pos)] key: Value<'v>,
+        #[starlark(require = pos)] default: Option<Value<'v>>,
+    ) -> anyhow::Result<Value<'v>> {
+        let entries = this_entries(this)?;
+        let k = key_of(key).map_err(|e| e.into_anyhow())?;
+        if let Some(v) = entries.get(k) {
+            return Ok(v);
+        }
+        let v = default.unwrap_or_else(Value::new_none);
+        entries.with_mut(|m| {
+            m.insert(k.to_owned(), v);
+        })?;
+        Ok(v)
+    }
+}
