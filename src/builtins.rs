@@ -9,6 +9,7 @@ use crate::runtime::effects::Context;
 
 pub mod conditions;
 pub mod core;
+pub mod observed;
 pub mod operators;
 pub mod requirements;
 pub mod resources;
@@ -20,6 +21,7 @@ pub fn register(builder: &mut GlobalsBuilder) {
     core::register(builder);
     operators::register(builder);
     resources::register(builder);
+    observed::register(builder);
     conditions::register(builder);
     status::register(builder);
     requirements::register(builder);

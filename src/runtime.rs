@@ -204,7 +204,7 @@ impl Runtime {
                 let _ = tx.send(run);
             });
         let failed = |error: Error| Run {
-            context: Context::new(request.clone()),
+            context: Context::new(request.clone(), self.limits.max_heap_bytes),
             outcome: Outcome::Failed(error),
             cache_hit: false,
             elapsed: Duration::ZERO,
@@ -242,7 +242,7 @@ impl Runtime {
         cancel: &AtomicBool,
     ) -> Run {
         let started = Instant::now();
-        let context = Context::new(request);
+        let context = Context::new(request, self.limits.max_heap_bytes);
         let mut cache_hit = false;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             self.evaluate(script, &context, cancel, &mut cache_hit)

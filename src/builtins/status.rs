@@ -74,10 +74,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
             return Err(anyhow!("{FN}: malformed path {path:?}"));
         }
         let heap = eval.heap();
-        let dxr = eval
-            .module()
-            .extra_value()
-            .ok_or_else(|| anyhow!("{FN}: dxr is not available here"))?;
+        let dxr = crate::builtins::observed::original_dxr(eval)?;
         let mut current = dxr;
         for segment in
             std::iter::once("status").chain(segments[..segments.len() - 1].iter().copied())

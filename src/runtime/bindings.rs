@@ -108,8 +108,11 @@ pub fn bind<'v>(module: &Module<'v>, request: &RunFunctionRequest) -> Result<Bou
     module.set("context", context);
     module.set("environment", environment.to_value());
     module.set("extra_resources", extra_resources.to_value());
-    // Builtins that write into `dxr` (set_xr_status) find the original here.
-    module.set_extra_value(dxr);
+    // Builtins use the originals even when a script rebinds these names.
+    let originals = module
+        .heap()
+        .alloc((dxr, observed.to_value(), extra_resources.to_value()));
+    module.set_extra_value(originals);
     Ok(Bound { dxr, context })
 }
 

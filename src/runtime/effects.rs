@@ -196,17 +196,20 @@ pub struct Context {
     /// The labels injected into every emitted resource, in their fixed
     /// order (composite, claim-name, claim-namespace).
     pub crossplane_labels: Vec<(String, String)>,
+    /// The run's memory limit, which the operator guards check.
+    pub max_heap_bytes: usize,
     /// What the script did.
     pub effects: Effects,
 }
 
 impl Context {
     /// A context for one run of a script answering `request`.
-    pub fn new(request: Arc<RunFunctionRequest>) -> Self {
+    pub fn new(request: Arc<RunFunctionRequest>, max_heap_bytes: usize) -> Self {
         let crossplane_labels = crossplane_labels(&request);
         Context {
             request,
             crossplane_labels,
+            max_heap_bytes,
             effects: Effects::default(),
         }
     }

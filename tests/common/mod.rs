@@ -62,3 +62,59 @@ pub fn run(source: &str, request_yaml: &str) -> RunFunctionResponse {
         .expect("a runtime")
         .block_on(function().handle(req))
 }
+
+/// A JSON value as YAML. Numbers are converted explicitly: a dependency
+/// turns on serde_json's arbitrary precision, whose numbers serde_yaml
+/// cannot render.
+pub fn yaml(v: &serde_json::Value) -> serde_yaml::Value {
+    use serde_json::Value as J;
+    use serde_yaml::Value as Y;
+    match v {
+        J::Null => Y::Null,
+        J::Bool(b) => Y::Bool(*b),
+        J::Number(n) => match n.as_i64() {
+            Some(i) => Y::Number(i.into()),
+            None => Y::Number(n.as_f64().unwrap_or(f64::NAN).into()),
+        },
+        J::String(s) => Y::String(s.clone()),
+        J::Array(items) => Y::Sequence(items.iter().map(yaml).collect()),
+        J::Object(m) => Y::Mapping(
+            m.iter()
+                .map(|(k, v)| (Y::String(k.clone()), yaml(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// Compares `actual` with the YAML golden file at `path` (relative to the
+/// crate root). `UPDATE_GOLDEN=1` writes the file instead.
+pub fn assert_golden(path: &str, actual: &serde_json::Value) {
+    let full = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let actual = yaml(actual);
+    let rendered = serde_yaml::to_string(&actual).expect("values render as YAML");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        if let Some(dir) = full.parent() {
+            std::fs::create_dir_all(dir).expect("the golden directory");
+        }
+        std::fs::write(&full, rendered).expect("the golden file is writable");
+        return;
+    }
+    let expected = std::fs::read_to_string(&full)
+        .unwrap_or_else(|e| panic!("{path}: {e}; run with UPDATE_GOLDEN=1 to create it"));
+    let expected: serde_yaml::Value = serde_yaml::from_str(&expected).expect("golden YAML parses");
+    assert!(
+        expected == actual,
+        "{path} differs (UPDATE_GOLDEN=1 regenerates it)\n--- expected\n{}\n--- actual\n{rendered}",
+        serde_yaml::to_string(&expected).unwrap_or_default()
+    );
+}
+
+/// Every YAML document in `text`, skipping empty ones.
+pub fn documents(text: &str) -> Vec<serde_json::Value> {
+    serde_yaml::Deserializer::from_str(text)
+        .filter_map(|d| {
+            let v: serde_json::Value = serde::Deserialize::deserialize(d).expect("YAML parses");
+            (!v.is_null()).then_some(v)
+        })
+        .collect()
+}

@@ -1,0 +1,2118 @@
+//! The "Response checklist" of the pipeline spec (§12, items 1–102), one
+//! test per item or per small group of closely related items.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use function_starlark::function::StarlarkFunction;
+use function_starlark::input::Settings;
+use function_starlark::metrics::Metrics;
+use function_starlark::runtime::{Limits, Runtime};
+use prometheus_client::registry::Registry;
+use serde_json::{Value, json};
+
+const SUCCESS: &str = "function-starlark: executed successfully";
+const PASSTHROUGH: &str = "function-starlark: input parsed successfully (passthrough mode)";
+const SOURCE_REQUIRED: &str = "spec.source or spec.scriptConfigRef is required";
+const NAME_LABEL: &str = "function-starlark.crossplane.io/resource-name";
+const EXECUTION_FAILED: &str = "starlark execution failed: ";
+
+/// An observed XR named `xr-abc` that belongs to a claim.
+const XR_WITH_CLAIM: &str = r"
+observed:
+  composite:
+    resource:
+      apiVersion: example.org/v1
+      kind: XBucket
+      metadata:
+        name: xr-abc
+        labels:
+          crossplane.io/claim-name: my-claim
+          crossplane.io/claim-namespace: default
+";
+
+/// `app` depends on `db`.
+const DB_APP: &str = r"
+db = Resource('db', {'apiVersion': 'v1', 'kind': 'Database'})
+Resource('app', {'apiVersion': 'v1', 'kind': 'App'}, depends_on=[db])
+";
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(f)
+}
+
+/// Runs an inline `source` against a YAML (or JSON) request.
+fn run(source: &str, request_yaml: &str) -> Value {
+    common::json(&common::run(source, request_yaml))
+}
+
+/// Runs an inline `source` against a request given as JSON.
+fn run_json(source: &str, request: &Value) -> Value {
+    run(source, &request.to_string())
+}
+
+/// Runs `function` on a request with a raw `input` (or none).
+fn handle(function: &StarlarkFunction, request_yaml: &str, input: Option<Value>) -> Value {
+    let mut req = common::request(request_yaml);
+    req.input = input.map(|i| common::to_struct(&i));
+    common::json(&block_on(function.handle(req)))
+}
+
+/// Runs the default function on a request with a raw `input` (or none).
+fn run_input(request_yaml: &str, input: Option<Value>) -> Value {
+    handle(&common::function(), request_yaml, input)
+}
+
+/// A `StarlarkInput` with the given `spec`.
+fn input(spec: Value) -> Value {
+    json!({
+        "apiVersion": "starlark.fn.crossplane.io/v1alpha1",
+        "kind": "StarlarkInput",
+        "spec": spec,
+    })
+}
+
+/// A function with its own scripts directory, environment and metrics.
+fn function_with(
+    scripts_dir: impl Into<PathBuf>,
+    env: &'static [(&'static str, &'static str)],
+    metrics: Metrics,
+) -> StarlarkFunction {
+    let settings = Settings {
+        scripts_dir: scripts_dir.into(),
+        env: Box::new(move |k| {
+            env.iter()
+                .find(|(name, _)| *name == k)
+                .map(|(_, v)| (*v).to_owned())
+        }),
+    };
+    StarlarkFunction::new(
+        Arc::new(Runtime::new(Limits::default(), 64)),
+        settings,
+        metrics,
+    )
+}
+
+/// The request as protojson, to compare with what the response carries.
+fn request_json(request_yaml: &str) -> Value {
+    serde_json::to_value(common::request(request_yaml)).expect("requests serialize")
+}
+
+fn results(rsp: &Value) -> Vec<Value> {
+    rsp["results"].as_array().cloned().unwrap_or_default()
+}
+
+/// (severity, message) of every result.
+fn result_pairs(rsp: &Value) -> Vec<(String, String)> {
+    results(rsp)
+        .iter()
+        .map(|r| {
+            (
+                r["severity"].as_str().unwrap_or_default().to_owned(),
+                r["message"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn messages(rsp: &Value, severity: &str) -> Vec<String> {
+    result_pairs(rsp)
+        .into_iter()
+        .filter(|(s, _)| s == severity)
+        .map(|(_, m)| m)
+        .collect()
+}
+
+fn warnings(rsp: &Value) -> Vec<String> {
+    messages(rsp, "SEVERITY_WARNING")
+}
+
+/// The message of the one and only result, which must be a Fatal one.
+fn only_fatal(rsp: &Value) -> String {
+    let rs = results(rsp);
+    assert_eq!(rs.len(), 1, "exactly one result expected: {rsp:#}");
+    assert_eq!(rs[0]["severity"], "SEVERITY_FATAL", "{rsp:#}");
+    assert_eq!(rs[0]["target"], "TARGET_COMPOSITE", "{rsp:#}");
+    rs[0]["message"].as_str().unwrap_or_default().to_owned()
+}
+
+/// The message of the one Fatal result of a failed script.
+fn script_error(rsp: &Value) -> String {
+    let msg = only_fatal(rsp);
+    assert!(msg.starts_with(EXECUTION_FAILED), "{msg}");
+    msg
+}
+
+/// Asserts the call succeeded and returns the response.
+fn ok(rsp: Value) -> Value {
+    let pairs = result_pairs(&rsp);
+    assert!(
+        !pairs.iter().any(|(s, _)| s == "SEVERITY_FATAL"),
+        "unexpected fatal: {rsp:#}"
+    );
+    assert_eq!(
+        pairs.last(),
+        Some(&("SEVERITY_NORMAL".to_owned(), SUCCESS.to_owned())),
+        "{rsp:#}"
+    );
+    rsp
+}
+
+fn resources(rsp: &Value) -> serde_json::Map<String, Value> {
+    rsp["desired"]["resources"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn names(rsp: &Value) -> Vec<String> {
+    resources(rsp).keys().cloned().collect()
+}
+
+fn has(rsp: &Value, name: &str) -> bool {
+    resources(rsp).contains_key(name)
+}
+
+fn body<'a>(rsp: &'a Value, name: &str) -> &'a Value {
+    let b = &rsp["desired"]["resources"][name]["resource"];
+    assert!(b.is_object(), "no desired resource {name}: {rsp:#}");
+    b
+}
+
+fn labels<'a>(rsp: &'a Value, name: &str) -> &'a Value {
+    &body(rsp, name)["metadata"]["labels"]
+}
+
+/// Protojson omits the zero enum value.
+fn ready_of(entry: &Value) -> &str {
+    entry["ready"].as_str().unwrap_or("READY_UNSPECIFIED")
+}
+
+fn resource_ready<'a>(rsp: &'a Value, name: &str) -> &'a str {
+    ready_of(&rsp["desired"]["resources"][name])
+}
+
+fn composite_ready(rsp: &Value) -> &str {
+    ready_of(&rsp["desired"]["composite"])
+}
+
+fn conditions(rsp: &Value) -> Vec<Value> {
+    rsp["conditions"].as_array().cloned().unwrap_or_default()
+}
+
+fn readiness_conditions(rsp: &Value) -> Vec<Value> {
+    conditions(rsp)
+        .into_iter()
+        .filter(|c| c["type"] == "ComposedResourcesReady")
+        .collect()
+}
+
+fn usages(rsp: &Value) -> Vec<String> {
+    names(rsp)
+        .into_iter()
+        .filter(|n| n.starts_with("usage-"))
+        .collect()
+}
+
+fn ttl(rsp: &Value) -> Option<&str> {
+    rsp["meta"]["ttl"].as_str()
+}
+
+fn status(rsp: &Value) -> &Value {
+    &rsp["desired"]["composite"]["resource"]["status"]
+}
+
+/// An observed resource entry with Ready=True and Synced=True.
+fn ready_synced(kind: &str) -> Value {
+    json!({"resource": {
+        "apiVersion": "v1",
+        "kind": kind,
+        "status": {"conditions": [
+            {"type": "Ready", "status": "True"},
+            {"type": "Synced", "status": "True"},
+        ]},
+    }})
+}
+
+/// A request observing `resources` (name → entry).
+fn observing(resources: Value) -> Value {
+    json!({"observed": {"resources": resources}})
+}
+
+/// The value of `name{script="<script>"}` in a text exposition.
+fn metric(text: &str, name: &str, script: &str) -> Option<f64> {
+    let prefix = format!("{name}{{script=\"{script}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|v| v.trim().parse().expect("a number"))
+}
+
+fn encode(registry: &Registry) -> String {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry).expect("metrics encode");
+    text
+}
+
+// ---------------------------------------------------------------------------
+// Input
+
+// §12 item 1
+#[test]
+fn a_request_without_input_is_fatal_and_leaves_the_rest_as_received() {
+    let yaml = r"
+meta: {tag: t1}
+desired:
+  composite: {resource: {apiVersion: example.org/v1, kind: XR}}
+  resources: {prior: {resource: {apiVersion: v1, kind: Prior}}}
+context: {my-key: my-value}
+";
+    let rsp = run_input(yaml, None);
+    assert_eq!(only_fatal(&rsp), SOURCE_REQUIRED);
+    assert_eq!(ttl(&rsp), Some("60s"));
+    let req = request_json(yaml);
+    assert_eq!(rsp["desired"], req["desired"]);
+    assert_eq!(rsp["context"], req["context"]);
+    assert!(rsp.get("conditions").is_none());
+    assert!(rsp.get("requirements").is_none());
+}
+
+// §12 item 2
+#[test]
+fn an_input_with_an_empty_spec_needs_a_source() {
+    let rsp = run_input("{}", Some(json!({"spec": {}})));
+    assert_eq!(only_fatal(&rsp), SOURCE_REQUIRED);
+}
+
+// §12 item 3
+#[test]
+fn an_input_whose_spec_is_a_string_cannot_be_decoded() {
+    let rsp = run_input("{}", Some(json!({"spec": "x = 1"})));
+    let msg = only_fatal(&rsp);
+    assert!(msg.starts_with("cannot get Function input: "), "{msg}");
+}
+
+// §12 item 4
+#[test]
+fn an_input_with_an_unknown_member_cannot_be_decoded() {
+    let rsp = run_input("{}", Some(json!({"spec": {"source": "x = 1", "foo": 1}})));
+    let msg = only_fatal(&rsp);
+    assert!(msg.starts_with("cannot get Function input: "), "{msg}");
+}
+
+// §12 item 5
+#[test]
+fn the_input_api_version_and_kind_are_not_checked() {
+    let rsp = run_input(
+        "{}",
+        Some(json!({"apiVersion": "other/v9", "kind": "Whatever", "spec": {"source": "x = 1"}})),
+    );
+    assert_eq!(
+        result_pairs(&rsp),
+        vec![("SEVERITY_NORMAL".to_owned(), SUCCESS.to_owned())]
+    );
+}
+
+// §12 item 6
+#[test]
+fn every_response_carries_the_request_tag() {
+    let yaml = "meta: {tag: my-tag-42}";
+    for source in ["x = 1", "x = (", "fatal('stop')", "x = {}['k']"] {
+        let rsp = run(source, yaml);
+        assert_eq!(rsp["meta"]["tag"], "my-tag-42", "{source}: {rsp:#}");
+    }
+    assert_eq!(run_input(yaml, None)["meta"]["tag"], "my-tag-42");
+    assert_eq!(
+        run_input(yaml, Some(json!({"spec": "bad"})))["meta"]["tag"],
+        "my-tag-42"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Base response and desired state
+
+// §12 item 7
+#[test]
+fn a_trivial_script_on_an_empty_request_yields_the_base_response() {
+    let rsp = run("x = 1 + 2", "{}");
+    assert_eq!(
+        result_pairs(&rsp),
+        vec![("SEVERITY_NORMAL".to_owned(), SUCCESS.to_owned())]
+    );
+    assert_eq!(results(&rsp)[0]["target"], "TARGET_COMPOSITE");
+    assert_eq!(rsp["context"], json!({}));
+    assert_eq!(rsp["desired"]["composite"]["resource"], json!({}));
+    assert!(resources(&rsp).is_empty());
+    assert_eq!(ttl(&rsp), Some("60s"));
+}
+
+// §12 item 8
+#[test]
+fn prior_desired_resources_are_returned_unchanged() {
+    let yaml = r"
+desired:
+  resources:
+    bucket: {resource: {apiVersion: s3/v1, kind: Bucket, spec: {region: eu}}, ready: READY_TRUE}
+    policy: {resource: {apiVersion: iam/v1, kind: Policy, metadata: {labels: {a: b}}}}
+    role: {resource: {apiVersion: iam/v1, kind: Role}}
+";
+    let rsp = ok(run("x = 1", yaml));
+    assert_eq!(
+        rsp["desired"]["resources"],
+        request_json(yaml)["desired"]["resources"]
+    );
+    for name in ["bucket", "policy", "role"] {
+        assert!(labels(&rsp, name).get(NAME_LABEL).is_none());
+    }
+}
+
+// §12 item 9
+#[test]
+fn the_prior_desired_composite_round_trips() {
+    let rsp = ok(run(
+        "x = 1",
+        "desired: {composite: {resource: {apiVersion: example.crossplane.io/v1, kind: XBucket}}}",
+    ));
+    assert_eq!(
+        rsp["desired"]["composite"]["resource"],
+        json!({"apiVersion": "example.crossplane.io/v1", "kind": "XBucket"})
+    );
+}
+
+// §12 item 10
+#[test]
+fn a_resource_gets_the_resource_name_label_and_unspecified_readiness() {
+    let rsp = ok(run("Resource('b', {'apiVersion':'v1','kind':'B'})", "{}"));
+    assert_eq!(
+        body(&rsp, "b"),
+        &json!({"apiVersion": "v1", "kind": "B", "metadata": {"labels": {NAME_LABEL: "b"}}})
+    );
+    assert_eq!(resource_ready(&rsp, "b"), "READY_UNSPECIFIED");
+}
+
+// §12 item 11
+#[test]
+fn the_ready_argument_maps_to_the_ready_enum_and_rejects_other_values() {
+    let rsp = ok(run(
+        "Resource('t', {'kind':'T'}, ready=True)\nResource('f', {'kind':'F'}, ready=False)",
+        "{}",
+    ));
+    assert_eq!(resource_ready(&rsp, "t"), "READY_TRUE");
+    assert_eq!(resource_ready(&rsp, "f"), "READY_FALSE");
+    let msg = script_error(&run("Resource('y', {'kind':'Y'}, ready='yes')", "{}"));
+    assert!(msg.contains("ready must be True, False, or None"), "{msg}");
+}
+
+// §12 item 12
+#[test]
+fn the_last_resource_call_with_a_name_wins() {
+    let rsp = ok(run(
+        "Resource('x', {'kind':'First'})\nResource('x', {'kind':'Second'})",
+        "{}",
+    ));
+    assert_eq!(body(&rsp, "x")["kind"], "Second");
+}
+
+// §12 item 13
+#[test]
+fn a_resource_replaces_a_prior_step_entry_completely() {
+    let yaml = r"
+desired:
+  resources:
+    x:
+      resource: {apiVersion: v1, kind: Old, spec: {old: true}}
+      ready: READY_TRUE
+      connectionDetails: {k: YS12YWx1ZQ==}
+";
+    let rsp = ok(run("Resource('x', {'apiVersion':'v1','kind':'New'})", yaml));
+    assert_eq!(
+        body(&rsp, "x"),
+        &json!({"apiVersion": "v1", "kind": "New", "metadata": {"labels": {NAME_LABEL: "x"}}})
+    );
+    assert_eq!(resource_ready(&rsp, "x"), "READY_UNSPECIFIED");
+    let details = &rsp["desired"]["resources"]["x"]["connectionDetails"];
+    assert!(
+        details.is_null() || details == &json!({}),
+        "old connection details kept: {details}"
+    );
+}
+
+// §12 item 14
+#[test]
+fn resource_connection_details_are_stored_as_bytes() {
+    let rsp = ok(run(
+        "Resource('db', {'kind':'DB'}, connection_details={'username':'admin','password':'secret'})",
+        "{}",
+    ));
+    assert_eq!(
+        rsp["desired"]["resources"]["db"]["connectionDetails"],
+        json!({"username": "YWRtaW4=", "password": "c2VjcmV0"})
+    );
+}
+
+// §12 item 15
+#[test]
+fn resource_connection_details_values_must_be_strings() {
+    let msg = script_error(&run(
+        "Resource('db', {'kind':'DB'}, connection_details={'port': 5432})",
+        "{}",
+    ));
+    assert!(
+        msg.contains("connection_details value must be string"),
+        "{msg}"
+    );
+}
+
+// §12 item 16
+#[test]
+fn xr_connection_details_go_to_the_desired_composite_only() {
+    let rsp = ok(run(
+        "Resource('db', {'kind':'DB'})\nset_connection_details({'endpoint':'db.example.com','port':'5432'})",
+        "{}",
+    ));
+    let details = &rsp["desired"]["composite"]["connectionDetails"];
+    assert_eq!(details["endpoint"], "ZGIuZXhhbXBsZS5jb20=");
+    assert_eq!(details["port"], "NTQzMg==");
+    let per_resource = &rsp["desired"]["resources"]["db"]["connectionDetails"];
+    assert!(
+        per_resource.is_null() || per_resource == &json!({}),
+        "{per_resource}"
+    );
+}
+
+// §12 item 17
+#[test]
+fn xr_connection_details_merge_with_those_of_earlier_steps() {
+    let rsp = ok(run(
+        "set_connection_details({'b':'b-value'})",
+        "desired: {composite: {resource: {kind: XR}, connectionDetails: {a: YS12YWx1ZQ==}}}",
+    ));
+    assert_eq!(
+        rsp["desired"]["composite"]["connectionDetails"],
+        json!({"a": "YS12YWx1ZQ==", "b": "Yi12YWx1ZQ=="})
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Conversions
+
+// §12 item 18
+#[test]
+fn none_values_are_pruned_from_resource_bodies() {
+    let rsp = ok(run(
+        "Resource('r', {'apiVersion':'v1','kind':'K','spec':{'x': None, 'y': 1}})",
+        "{}",
+    ));
+    assert_eq!(body(&rsp, "r")["spec"], json!({"y": 1.0}));
+}
+
+// §12 item 19
+#[test]
+fn none_pruning_keeps_list_elements_and_descends_into_dicts_in_lists() {
+    let rsp = ok(run(
+        "Resource('r', {'kind':'K','spec':{'items': [None, {'a': None, 'b': 2}]}})",
+        "{}",
+    ));
+    assert_eq!(body(&rsp, "r")["spec"]["items"], json!([null, {"b": 2.0}]));
+}
+
+// §12 item 20
+#[test]
+fn a_tuple_in_a_body_cannot_be_converted() {
+    let msg = script_error(&run(
+        "Resource('r', {'kind':'K','spec':{'t': (1, 2)}})",
+        "{}",
+    ));
+    assert!(
+        msg.contains("unsupported starlark type for protobuf conversion: tuple"),
+        "{msg}"
+    );
+}
+
+// §12 item 21 (Starlark has no `**`, so 2**53 + 1 and 2**53 are written out)
+#[test]
+fn integers_above_two_to_the_53_cannot_be_converted() {
+    let msg = script_error(&run(
+        "Resource('r', {'kind':'K','n': 9007199254740993})",
+        "{}",
+    ));
+    assert!(
+        msg.contains("integer too large for protobuf number"),
+        "{msg}"
+    );
+    let rsp = ok(run(
+        "Resource('r', {'kind':'K','n': 9007199254740992})",
+        "{}",
+    ));
+    assert_eq!(body(&rsp, "r")["n"].as_f64(), Some(9_007_199_254_740_992.0));
+}
+
+// §12 item 22
+#[test]
+fn an_observed_xr_number_beyond_int64_is_fatal() {
+    let req = json!({"observed": {"composite": {"resource": {"spec": {"n": 1e19}}}}});
+    let msg = only_fatal(&run_json("x = 1", &req));
+    assert!(
+        msg.starts_with("building Starlark globals: building oxr: "),
+        "{msg}"
+    );
+    assert!(msg.contains("exceeds int64 range"), "{msg}");
+}
+
+// §12 item 23
+#[test]
+fn an_observed_resource_number_beyond_int64_is_fatal() {
+    let req = observing(json!({"db": {"resource": {"spec": {"n": 1e19}}}}));
+    let msg = only_fatal(&run_json("x = 1", &req));
+    assert!(
+        msg.starts_with("building observed dict: observed resource \"db\": "),
+        "{msg}"
+    );
+}
+
+// §12 item 24
+#[test]
+fn struct_numbers_become_ints_or_floats() {
+    let req = json!({"observed": {"composite": {"resource": {"spec": {
+        "port": 65535,
+        "ratio": 3.5,
+        "big": 18_014_398_509_481_984.0_f64,
+    }}}}});
+    let rsp = ok(run_json(
+        "dxr['status'] = {'port': type(oxr.spec.port), 'ratio': type(oxr.spec.ratio), 'big': type(oxr.spec.big)}",
+        &req,
+    ));
+    assert_eq!(
+        status(&rsp),
+        &json!({"port": "int", "ratio": "float", "big": "float"})
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Globals
+
+// §12 item 25
+#[test]
+fn a_missing_attribute_is_none_but_a_missing_key_is_an_error() {
+    let yaml = "observed: {composite: {resource: {spec: {a: 1}}}}";
+    let rsp = ok(run(
+        "dxr['status'] = {'missing': oxr.spec.missing == None}",
+        yaml,
+    ));
+    assert_eq!(status(&rsp)["missing"], true);
+    script_error(&run("x = oxr['spec']['missing']", yaml));
+}
+
+// §12 item 26
+#[test]
+fn oxr_is_frozen_and_dxr_is_mutable() {
+    let yaml = "observed: {composite: {resource: {spec: {a: 1}}}}";
+    script_error(&run("oxr['x'] = 1", yaml));
+    let rsp = ok(run("dxr['status'] = {'a': 1}", yaml));
+    assert_eq!(status(&rsp)["a"], 1.0);
+}
+
+// §12 item 27
+#[test]
+fn none_in_dxr_becomes_null() {
+    let rsp = ok(run("dxr['status'] = {'a': None}", "{}"));
+    assert_eq!(status(&rsp), &json!({"a": null}));
+}
+
+// §12 item 28
+#[test]
+fn observed_resources_are_readable_by_name_and_frozen() {
+    let yaml = "observed: {resources: {bucket: {resource: {spec: {region: eu-west-1}}}}}";
+    let rsp = ok(run(
+        "dxr['status'] = {'region': observed.bucket.spec.region}",
+        yaml,
+    ));
+    assert_eq!(status(&rsp)["region"], "eu-west-1");
+    script_error(&run("observed.bucket.spec['region'] = 'us'", yaml));
+}
+
+// §12 item 29
+#[test]
+fn context_keys_added_by_the_script_are_merged() {
+    let rsp = ok(run(
+        "context['new-key'] = 'new-value'",
+        "context: {my-key: my-value}",
+    ));
+    assert_eq!(
+        rsp["context"],
+        json!({"my-key": "my-value", "new-key": "new-value"})
+    );
+}
+
+// §12 item 30
+#[test]
+fn context_keys_removed_by_the_script_stay_in_the_response() {
+    let rsp = ok(run("context.pop('my-key')", "context: {my-key: v}"));
+    assert_eq!(rsp["context"]["my-key"], "v");
+}
+
+// §12 item 31
+#[test]
+fn the_environment_is_an_attribute_dict_and_context_a_plain_dict() {
+    let yaml = r"
+context:
+  apiextensions.crossplane.io/environment:
+    data: {region: eu-west-1}
+";
+    let rsp = ok(run(
+        "dxr['status'] = {'env': environment.data.region, 'ctx': context['apiextensions.crossplane.io/environment']['data']['region']}",
+        yaml,
+    ));
+    assert_eq!(
+        status(&rsp),
+        &json!({"env": "eu-west-1", "ctx": "eu-west-1"})
+    );
+    script_error(&run(
+        "x = context['apiextensions.crossplane.io/environment'].data",
+        yaml,
+    ));
+}
+
+// §12 item 32
+#[test]
+fn the_environment_is_empty_when_missing_or_not_a_struct() {
+    let source = "dxr['status'] = {'n': len(environment), 't': type(environment)}";
+    for yaml in [
+        "{}",
+        "context: {other: 1}",
+        "context: {apiextensions.crossplane.io/environment: just-a-string}",
+    ] {
+        let rsp = ok(run(source, yaml));
+        assert_eq!(status(&rsp), &json!({"n": 0.0, "t": "dict"}), "{yaml}");
+    }
+}
+
+// §12 item 33
+#[test]
+fn required_resources_are_readable_and_frozen() {
+    let yaml = r"
+requiredResources:
+  my-db: {items: [{resource: {apiVersion: v1, kind: DB, metadata: {name: db-one}}}]}
+";
+    let rsp = ok(run(
+        "dxr['status'] = {'name': extra_resources['my-db'][0].metadata.name}",
+        yaml,
+    ));
+    assert_eq!(status(&rsp)["name"], "db-one");
+    script_error(&run("extra_resources['my-db'].append({})", yaml));
+}
+
+// §12 item 34
+#[test]
+fn a_required_resource_without_items_is_none() {
+    let rsp = ok(run(
+        "dxr['status'] = {'none': extra_resources['x'] == None}",
+        "requiredResources: {x: {items: []}}",
+    ));
+    assert_eq!(status(&rsp)["none"], true);
+}
+
+// §12 item 35
+#[test]
+fn deprecated_extra_resources_are_used_only_without_required_resources() {
+    let source = "dxr['status'] = {'y': len(extra_resources['y']) if 'y' in extra_resources else -1, 'x': 'x' in extra_resources}";
+    let rsp = ok(run(
+        source,
+        "extraResources: {y: {items: [{resource: {kind: Y}}]}}",
+    ));
+    assert_eq!(status(&rsp), &json!({"y": 1.0, "x": false}));
+    let rsp = ok(run(
+        source,
+        "requiredResources: {x: {items: [{resource: {kind: X}}]}}\nextraResources: {y: {items: [{resource: {kind: Y}}]}}",
+    ));
+    assert_eq!(status(&rsp), &json!({"y": -1.0, "x": true}));
+}
+
+// ---------------------------------------------------------------------------
+// Requirements
+
+// §12 item 36
+#[test]
+fn a_named_requirement_fills_both_requirement_maps() {
+    let rsp = ok(run(
+        "require_extra_resource('my-db','rds.aws.upbound.io/v1beta1','Instance', match_name='my-database')",
+        "{}",
+    ));
+    let expected = json!({"my-db": {
+        "apiVersion": "rds.aws.upbound.io/v1beta1",
+        "kind": "Instance",
+        "matchName": "my-database",
+    }});
+    assert_eq!(rsp["requirements"]["resources"], expected);
+    assert_eq!(rsp["requirements"]["extraResources"], expected);
+}
+
+// §12 item 37
+#[test]
+fn a_label_requirement_selects_by_labels() {
+    let rsp = ok(run(
+        "require_extra_resources('subnets','v1','Subnet', match_labels={'net':'main'})",
+        "{}",
+    ));
+    assert_eq!(
+        rsp["requirements"]["resources"]["subnets"],
+        json!({"apiVersion": "v1", "kind": "Subnet", "matchLabels": {"labels": {"net": "main"}}})
+    );
+}
+
+// §12 item 38
+#[test]
+fn match_name_takes_precedence_over_match_labels_with_a_warning() {
+    let rsp = ok(run(
+        "require_extra_resource('db','v1','DB', match_name='main', match_labels={'a':'b'})",
+        "{}",
+    ));
+    assert_eq!(
+        rsp["requirements"]["resources"]["db"],
+        json!({"apiVersion": "v1", "kind": "DB", "matchName": "main"})
+    );
+    assert_eq!(
+        result_pairs(&rsp),
+        vec![
+            (
+                "SEVERITY_WARNING".to_owned(),
+                "require_extra_resource(\"db\"): match_name \"main\" takes precedence; match_labels ignored"
+                    .to_owned()
+            ),
+            ("SEVERITY_NORMAL".to_owned(), SUCCESS.to_owned()),
+        ]
+    );
+}
+
+// §12 item 39
+#[test]
+fn without_requirements_the_requirements_field_is_absent() {
+    let rsp = ok(run("x = 1", "{}"));
+    assert!(rsp.get("requirements").is_none(), "{rsp:#}");
+}
+
+// ---------------------------------------------------------------------------
+// Conditions and events
+
+// §12 item 40
+#[test]
+fn set_condition_emits_a_condition() {
+    let rsp = ok(run(
+        "set_condition('DatabaseReady','True','Available','All databases healthy')",
+        "{}",
+    ));
+    assert_eq!(
+        conditions(&rsp),
+        vec![json!({
+            "type": "DatabaseReady",
+            "status": "STATUS_CONDITION_TRUE",
+            "reason": "Available",
+            "message": "All databases healthy",
+            "target": "TARGET_COMPOSITE",
+        })]
+    );
+}
+
+// §12 item 41
+#[test]
+fn condition_status_maps_and_an_empty_message_is_omitted() {
+    let rsp = ok(run(
+        "set_condition('T','False','R','')\nset_condition('U','Maybe','R','m')",
+        "{}",
+    ));
+    let cs = conditions(&rsp);
+    assert_eq!(cs[0]["status"], "STATUS_CONDITION_FALSE");
+    assert!(cs[0].get("message").is_none(), "{:#}", cs[0]);
+    assert_eq!(cs[1]["status"], "STATUS_CONDITION_UNKNOWN");
+}
+
+// §12 item 42
+#[test]
+fn condition_targets_other_than_composite_and_claim_mean_composite() {
+    let rsp = ok(run(
+        "set_condition('A','True','R','m', target='CompositeAndClaim')\nset_condition('B','True','R','m', target='some-resource')",
+        "{}",
+    ));
+    let cs = conditions(&rsp);
+    assert_eq!(cs[0]["target"], "TARGET_COMPOSITE_AND_CLAIM");
+    assert_eq!(cs[1]["target"], "TARGET_COMPOSITE");
+}
+
+// §12 item 43
+#[test]
+fn the_composed_resources_ready_condition_type_is_reserved() {
+    let msg = script_error(&run(
+        "set_condition('ComposedResourcesReady','True','R','m')",
+        "{}",
+    ));
+    assert!(
+        msg.contains("is reserved for composite-ready gating"),
+        "{msg}"
+    );
+}
+
+// §12 item 44
+#[test]
+fn events_come_before_the_success_result() {
+    let rsp = run(
+        "emit_event('Normal','Resource reconciled successfully')",
+        "{}",
+    );
+    assert_eq!(
+        result_pairs(&rsp),
+        vec![
+            (
+                "SEVERITY_NORMAL".to_owned(),
+                "Resource reconciled successfully".to_owned()
+            ),
+            ("SEVERITY_NORMAL".to_owned(), SUCCESS.to_owned()),
+        ]
+    );
+}
+
+// §12 item 45
+#[test]
+fn warning_events_honour_the_target_and_unknown_severities_fail() {
+    let rsp = ok(run(
+        "emit_event('Warning','x', target='CompositeAndClaim')",
+        "{}",
+    ));
+    let warning = &results(&rsp)[0];
+    assert_eq!(warning["severity"], "SEVERITY_WARNING");
+    assert_eq!(warning["message"], "x");
+    assert_eq!(warning["target"], "TARGET_COMPOSITE_AND_CLAIM");
+    script_error(&run("emit_event('Error','x')", "{}"));
+}
+
+// ---------------------------------------------------------------------------
+// Failure paths
+
+// §12 item 46
+#[test]
+fn fatal_keeps_conditions_but_applies_nothing_else() {
+    let yaml = r"
+desired:
+  composite: {resource: {apiVersion: example.org/v1, kind: XR}}
+  resources: {prior: {resource: {kind: Prior}}}
+context: {my-key: my-value}
+";
+    let rsp = run(
+        r"
+set_condition('DatabaseReady','False','Failed','DB check failed')
+context['new'] = 'x'
+dxr['status'] = {'a': 1}
+fatal('cannot proceed: database unavailable')
+",
+        yaml,
+    );
+    let rs = results(&rsp);
+    assert_eq!(rs[0]["severity"], "SEVERITY_FATAL");
+    assert_eq!(rs[0]["message"], "cannot proceed: database unavailable");
+    assert!(!result_pairs(&rsp).iter().any(|(_, m)| m == SUCCESS));
+    let cs = conditions(&rsp);
+    assert!(
+        cs.iter().any(|c| c["type"] == "DatabaseReady"
+            && c["status"] == "STATUS_CONDITION_FALSE"
+            && c["reason"] == "Failed"
+            && c["message"] == "DB check failed"),
+        "{rsp:#}"
+    );
+    let req = request_json(yaml);
+    assert_eq!(rsp["desired"], req["desired"]);
+    assert_eq!(rsp["context"], req["context"]);
+    assert_eq!(ttl(&rsp), Some("60s"));
+}
+
+// §12 item 47
+#[test]
+fn fatal_keeps_events_and_requirements_but_not_resources_or_ttl() {
+    let rsp = run(
+        r"
+Resource('r', {'kind':'K'})
+emit_event('Normal','e')
+require_extra_resource('db','v1','DB', match_name='main')
+set_response_ttl('5m')
+fatal('stop')
+",
+        "{}",
+    );
+    assert_eq!(
+        result_pairs(&rsp),
+        vec![
+            ("SEVERITY_FATAL".to_owned(), "stop".to_owned()),
+            ("SEVERITY_NORMAL".to_owned(), "e".to_owned()),
+        ]
+    );
+    assert!(
+        rsp["requirements"]["resources"].get("db").is_some(),
+        "{rsp:#}"
+    );
+    assert!(
+        rsp["requirements"]["extraResources"].get("db").is_some(),
+        "{rsp:#}"
+    );
+    assert!(!has(&rsp, "r"));
+    assert_eq!(ttl(&rsp), Some("60s"));
+}
+
+// §12 item 48
+#[test]
+fn a_compile_error_is_one_fatal_naming_the_file() {
+    let msg = only_fatal(&run("x = (", "{}"));
+    assert!(
+        msg.starts_with("starlark execution failed: starlark compilation error: "),
+        "{msg}"
+    );
+    assert!(msg.contains("composition.star"), "{msg}");
+}
+
+// §12 item 49
+#[test]
+fn a_runtime_error_is_one_fatal_and_discards_conditions_and_events() {
+    let rsp = run(
+        "set_condition('A','True','R','m')\nemit_event('Normal','e')\nx = {}['missing_key']",
+        "{}",
+    );
+    let msg = only_fatal(&rsp);
+    assert!(
+        msg.starts_with("starlark execution failed: starlark execution error: "),
+        "{msg}"
+    );
+    assert!(conditions(&rsp).is_empty(), "{rsp:#}");
+}
+
+// §12 item 50
+#[test]
+fn an_infinite_loop_hits_the_execution_limit() {
+    let msg = script_error(&run("while True:\n    pass\n", "{}"));
+    assert!(msg.contains("exceeded execution limit"), "{msg}");
+}
+
+// ---------------------------------------------------------------------------
+// Labels and external names
+
+// §12 item 51
+#[test]
+fn crossplane_labels_are_injected_from_the_observed_xr() {
+    let rsp = ok(run("Resource('bucket', {'kind':'Bucket'})", XR_WITH_CLAIM));
+    assert_eq!(
+        labels(&rsp, "bucket"),
+        &json!({
+            "crossplane.io/composite": "xr-abc",
+            "crossplane.io/claim-name": "my-claim",
+            "crossplane.io/claim-namespace": "default",
+            NAME_LABEL: "bucket",
+        })
+    );
+}
+
+// §12 item 52
+#[test]
+fn claim_labels_are_injected_only_when_the_xr_has_them() {
+    let rsp = ok(run(
+        "Resource('bucket', {'kind':'Bucket'})",
+        "observed: {composite: {resource: {metadata: {name: xr-abc}}}}",
+    ));
+    assert_eq!(
+        labels(&rsp, "bucket"),
+        &json!({"crossplane.io/composite": "xr-abc", NAME_LABEL: "bucket"})
+    );
+}
+
+// §12 item 53
+#[test]
+fn user_labels_are_added_to_the_crossplane_labels() {
+    let rsp = ok(run(
+        "Resource('bucket', {'kind':'Bucket'}, labels={'team':'platform'})",
+        XR_WITH_CLAIM,
+    ));
+    assert_eq!(
+        labels(&rsp, "bucket"),
+        &json!({
+            "crossplane.io/composite": "xr-abc",
+            "crossplane.io/claim-name": "my-claim",
+            "crossplane.io/claim-namespace": "default",
+            "team": "platform",
+            NAME_LABEL: "bucket",
+        })
+    );
+}
+
+// §12 item 54
+#[test]
+fn empty_labels_behave_like_omitted_labels() {
+    let omitted = run(
+        "Resource('bucket', {'kind':'Bucket','metadata':{'labels':{'x':'y'}}})",
+        XR_WITH_CLAIM,
+    );
+    let empty = run(
+        "Resource('bucket', {'kind':'Bucket','metadata':{'labels':{'x':'y'}}}, labels={})",
+        XR_WITH_CLAIM,
+    );
+    assert_eq!(ok(omitted), ok(empty));
+}
+
+// §12 item 55
+#[test]
+fn labels_none_opts_out_of_crossplane_labels() {
+    let rsp = ok(run(
+        "Resource('bucket', {'kind':'Bucket','metadata':{'labels':{'existing':'label'}}}, labels=None)",
+        XR_WITH_CLAIM,
+    ));
+    assert_eq!(
+        labels(&rsp, "bucket"),
+        &json!({"existing": "label", NAME_LABEL: "bucket"})
+    );
+}
+
+// §12 item 56
+#[test]
+fn a_user_label_overriding_a_crossplane_label_warns() {
+    let rsp = ok(run(
+        "Resource('bucket', {'kind':'Bucket'}, labels={'crossplane.io/composite':'custom'})",
+        XR_WITH_CLAIM,
+    ));
+    assert_eq!(labels(&rsp, "bucket")["crossplane.io/composite"], "custom");
+    let ws = warnings(&rsp);
+    assert!(
+        ws.iter().any(|w| w.contains("labels= kwarg")
+            && w.contains("crossplane.io/composite")
+            && w.contains("overrides auto-injected")),
+        "{ws:?}"
+    );
+}
+
+// §12 item 57
+#[test]
+fn a_body_label_overridden_by_a_crossplane_label_warns() {
+    let rsp = ok(run(
+        "Resource('bucket', {'kind':'Bucket','metadata':{'labels':{'crossplane.io/composite':'old-value'}}})",
+        XR_WITH_CLAIM,
+    ));
+    assert_eq!(labels(&rsp, "bucket")["crossplane.io/composite"], "xr-abc");
+    let ws = warnings(&rsp);
+    assert!(
+        ws.iter().any(|w| w.contains("body label")
+            && w.contains("crossplane.io/composite")
+            && w.contains("overridden by auto-injected")),
+        "{ws:?}"
+    );
+}
+
+// §12 item 58
+#[test]
+fn label_keys_must_be_strings() {
+    let msg = script_error(&run(
+        "Resource('bucket', {'kind':'Bucket'}, labels={42:'val'})",
+        XR_WITH_CLAIM,
+    ));
+    assert!(msg.contains("labels key must be string"), "{msg}");
+    assert!(msg.contains("int"), "{msg}");
+}
+
+// §12 item 59
+#[test]
+fn external_name_sets_the_annotation_and_warns_on_override() {
+    let rsp = ok(run(
+        "Resource('bucket', {'kind':'Bucket','metadata':{'annotations':{'crossplane.io/external-name':'old'}}}, external_name='new')",
+        "{}",
+    ));
+    assert_eq!(
+        body(&rsp, "bucket")["metadata"]["annotations"]["crossplane.io/external-name"],
+        "new"
+    );
+    assert_eq!(
+        warnings(&rsp),
+        vec![r#"Resource "bucket": external_name kwarg "new" overrides annotation "old""#]
+    );
+    let rsp = ok(run(
+        "Resource('bucket', {'kind':'Bucket'}, external_name='new')",
+        "{}",
+    ));
+    assert_eq!(
+        body(&rsp, "bucket")["metadata"]["annotations"]["crossplane.io/external-name"],
+        "new"
+    );
+    assert!(warnings(&rsp).is_empty());
+    let msg = script_error(&run(
+        "Resource('bucket', {'kind':'Bucket'}, external_name='')",
+        "{}",
+    ));
+    assert!(msg.contains("external_name must not be empty"), "{msg}");
+}
+
+// ---------------------------------------------------------------------------
+// Conditional resources
+
+// §12 item 60
+#[test]
+fn when_false_skips_and_gates_readiness() {
+    let rsp = ok(run(
+        "Resource('db-replica', None, when=False, skip_reason='cluster not ready')",
+        "{}",
+    ));
+    assert!(!has(&rsp, "db-replica"));
+    assert_eq!(composite_ready(&rsp), "READY_FALSE");
+    assert_eq!(
+        conditions(&rsp),
+        vec![json!({
+            "type": "ComposedResourcesReady",
+            "status": "STATUS_CONDITION_FALSE",
+            "reason": "PendingConditionalResources",
+            "message": "Pending resources: \"db-replica\" (cluster not ready)",
+            "target": "TARGET_COMPOSITE_AND_CLAIM",
+        })]
+    );
+    assert_eq!(
+        warnings(&rsp),
+        vec![r#"Skipping resource "db-replica": cluster not ready"#]
+    );
+}
+
+// §12 item 61
+#[test]
+fn an_optional_skip_does_not_gate_readiness() {
+    let rsp = ok(run(
+        "Resource('db-replica', None, when=False, skip_reason='cluster not ready', optional=True)",
+        "{}",
+    ));
+    assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
+    assert!(readiness_conditions(&rsp).is_empty(), "{rsp:#}");
+    assert_eq!(
+        warnings(&rsp),
+        vec![r#"Skipping resource "db-replica": cluster not ready"#]
+    );
+}
+
+// §12 item 62
+#[test]
+fn when_false_needs_a_skip_reason() {
+    let msg = script_error(&run("Resource('x', {'kind':'K'}, when=False)", "{}"));
+    assert!(
+        msg.contains("skip_reason is required when when=False"),
+        "{msg}"
+    );
+}
+
+// §12 item 63
+#[test]
+fn when_must_be_a_bool() {
+    for when in ["1", "'yes'", "None"] {
+        let msg = script_error(&run(
+            &format!("Resource('x', {{'kind':'K'}}, when={when}, skip_reason='r')"),
+            "{}",
+        ));
+        assert!(msg.contains("when must be bool"), "when={when}: {msg}");
+    }
+}
+
+// §12 item 64
+#[test]
+fn a_skip_reason_without_when_is_accepted_and_ignored() {
+    let rsp = ok(run("Resource('x', {'kind':'K'}, skip_reason='r')", "{}"));
+    assert!(has(&rsp, "x"));
+    assert!(warnings(&rsp).is_empty());
+}
+
+// §12 item 65
+#[test]
+fn a_none_body_skips_and_gates() {
+    let rsp = ok(run("Resource('db', None)", "{}"));
+    assert!(!has(&rsp, "db"));
+    assert_eq!(
+        warnings(&rsp),
+        vec![
+            "Skipping resource \"db\": body is None. If this resource exists, it will be removed from desired state. Set preserve_observed=True to re-emit the observed body when body is None."
+        ]
+    );
+    assert_eq!(composite_ready(&rsp), "READY_FALSE");
+    assert_eq!(readiness_conditions(&rsp).len(), 1);
+}
+
+/// An observed `db` with server-side metadata and a status.
+fn observed_db() -> Value {
+    json!({
+        "observed": {
+            "composite": {"resource": {"metadata": {"name": "xr-abc"}}},
+            "resources": {"db": {"resource": {
+                "apiVersion": "rds/v1",
+                "kind": "Instance",
+                "metadata": {
+                    "name": "db-1",
+                    "namespace": "ns",
+                    "labels": {"app": "x"},
+                    "annotations": {"note": "y"},
+                    "managedFields": [{"manager": "m"}],
+                    "resourceVersion": "123",
+                    "uid": "u-1",
+                    "generation": 4,
+                    "creationTimestamp": "2024-01-01T00:00:00Z",
+                },
+                "spec": {"size": "large"},
+                "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+            }}},
+        }
+    })
+}
+
+fn preserved_db_body() -> Value {
+    json!({
+        "apiVersion": "rds/v1",
+        "kind": "Instance",
+        "metadata": {
+            "name": "db-1",
+            "namespace": "ns",
+            "labels": {"app": "x"},
+            "annotations": {"note": "y"},
+        },
+        "spec": {"size": "large"},
+    })
+}
+
+// §12 item 66
+#[test]
+fn preserve_observed_re_emits_the_cleaned_observed_body() {
+    let rsp = ok(run_json(
+        "Resource('db', None, preserve_observed=True)",
+        &observed_db(),
+    ));
+    assert_eq!(body(&rsp, "db"), &preserved_db_body());
+    assert_eq!(resource_ready(&rsp, "db"), "READY_UNSPECIFIED");
+    assert_eq!(
+        warnings(&rsp),
+        vec![r#"Preserving resource "db": body=None, emitting observed body"#]
+    );
+    assert!(conditions(&rsp).is_empty(), "{rsp:#}");
+    assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
+}
+
+// §12 item 67
+#[test]
+fn preserve_observed_without_an_observed_body_skips_and_gates() {
+    let rsp = ok(run("Resource('db', None, preserve_observed=True)", "{}"));
+    assert!(!has(&rsp, "db"));
+    assert_eq!(
+        warnings(&rsp),
+        vec![r#"Skipping resource "db": not found in observed state"#]
+    );
+    assert_eq!(composite_ready(&rsp), "READY_FALSE");
+    assert_eq!(
+        readiness_conditions(&rsp)[0]["message"],
+        "Pending resources: \"db\" (not found in observed state)"
+    );
+}
+
+// §12 item 68
+#[test]
+fn when_false_with_preserve_observed_emits_the_observed_body() {
+    let rsp = ok(run_json(
+        "Resource('db', {'kind':'Ignored'}, when=False, preserve_observed=True)",
+        &observed_db(),
+    ));
+    assert_eq!(body(&rsp, "db"), &preserved_db_body());
+    assert_eq!(
+        warnings(&rsp),
+        vec![r#"Preserving resource "db": observed body emitted, gated by when=False"#]
+    );
+}
+
+// §12 item 69
+#[test]
+fn when_false_with_preserve_observed_and_nothing_observed_skips() {
+    let rsp = ok(run(
+        "Resource('db', {'kind':'K'}, when=False, preserve_observed=True)",
+        "{}",
+    ));
+    assert!(!has(&rsp, "db"));
+    assert_eq!(
+        warnings(&rsp),
+        vec![
+            r#"Skipping resource "db": gated by when=False, not found in observed state (preserve_observed=True)"#
+        ]
+    );
+    let rsp = ok(run(
+        "Resource('db', {'kind':'K'}, when=False, preserve_observed=True, skip_reason='feature disabled')",
+        "{}",
+    ));
+    assert_eq!(
+        warnings(&rsp),
+        vec![r#"Skipping resource "db": feature disabled"#]
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Dependencies
+
+// §12 item 70
+#[test]
+fn depending_on_a_skipped_resource_skips_transitively() {
+    let rsp = ok(run(
+        "b = Resource('b', None, when=False, skip_reason='upstream pending')\nResource('a', {'kind':'A'}, depends_on=[b])",
+        "{}",
+    ));
+    assert!(!has(&rsp, "a") && !has(&rsp, "b"), "{rsp:#}");
+    let cs = readiness_conditions(&rsp);
+    assert_eq!(cs.len(), 1, "{rsp:#}");
+    assert_eq!(cs[0]["reason"], "PendingConditionalResources");
+    let msg = cs[0]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("\"a\"") && msg.contains("\"b\""), "{msg}");
+    assert!(usages(&rsp).is_empty());
+}
+
+// §12 item 71
+#[test]
+fn depending_on_an_optional_skip_or_none_is_ignored() {
+    let rsp = ok(run(
+        "up = Resource('up', None, when=False, skip_reason='off', optional=True)\nResource('down', {'kind':'D'}, depends_on=[up, None])",
+        "{}",
+    ));
+    assert!(has(&rsp, "down"));
+    assert!(usages(&rsp).is_empty(), "{rsp:#}");
+    assert!(conditions(&rsp).is_empty(), "{rsp:#}");
+}
+
+// §12 item 72
+#[test]
+fn malformed_depends_on_elements_are_rejected() {
+    let cases = [
+        (
+            "Resource('x', {'kind':'K'}, depends_on=[(None, 'x.y')])",
+            "tuple first element must be ResourceRef, SkippedRef, or string",
+        ),
+        (
+            "Resource('x', {'kind':'K'}, depends_on=[42])",
+            "depends_on[0]",
+        ),
+        (
+            "ref = Resource('up', {'kind':'U'})\nResource('x', {'kind':'K'}, depends_on=[(ref,)])",
+            "exactly 2 elements",
+        ),
+        (
+            "ref = Resource('up', {'kind':'U'})\nResource('x', {'kind':'K'}, depends_on=[(ref, '')])",
+            "field path must not be empty",
+        ),
+    ];
+    for (source, fragment) in cases {
+        let msg = script_error(&run(source, "{}"));
+        assert!(msg.contains(fragment), "{source}: {msg}");
+    }
+}
+
+// §12 item 73
+#[test]
+fn an_empty_depends_on_records_nothing() {
+    let rsp = run("Resource('x', {'kind':'K'}, depends_on=[])", "{}");
+    assert_eq!(
+        result_pairs(&rsp),
+        vec![("SEVERITY_NORMAL".to_owned(), SUCCESS.to_owned())]
+    );
+    assert!(usages(&rsp).is_empty());
+    assert_eq!(ttl(&rsp), Some("60s"));
+}
+
+fn usage_body(api_version: &str) -> Value {
+    json!({
+        "apiVersion": api_version,
+        "kind": "Usage",
+        "metadata": {"name": "usage-c2727553"},
+        "spec": {
+            "replayDeletion": true,
+            "of": {
+                "apiVersion": "v1",
+                "kind": "Database",
+                "resourceSelector": {"matchControllerRef": true, "matchLabels": {NAME_LABEL: "db"}},
+            },
+            "by": {
+                "apiVersion": "v1",
+                "kind": "App",
+                "resourceSelector": {"matchControllerRef": true, "matchLabels": {NAME_LABEL: "app"}},
+            },
+        },
+    })
+}
+
+// §12 item 74
+#[test]
+fn a_satisfied_dependency_emits_both_resources_and_a_usage() {
+    let rsp = ok(run_json(
+        DB_APP,
+        &observing(json!({"db": ready_synced("Database")})),
+    ));
+    assert!(has(&rsp, "db") && has(&rsp, "app"), "{rsp:#}");
+    assert_eq!(
+        body(&rsp, "usage-c2727553"),
+        &usage_body("protection.crossplane.io/v1beta1")
+    );
+    assert_eq!(resource_ready(&rsp, "usage-c2727553"), "READY_TRUE");
+    assert_eq!(ttl(&rsp), None);
+    assert!(
+        !warnings(&rsp)
+            .iter()
+            .any(|w| w.starts_with("Creation sequencing")),
+        "{rsp:#}"
+    );
+}
+
+// §12 item 75
+#[test]
+fn the_usage_api_version_follows_the_spec_then_the_environment() {
+    let req = observing(json!({"db": ready_synced("Database")})).to_string();
+    let env_v1: &'static [(&str, &str)] = &[("STARLARK_USAGE_API_VERSION", "v1")];
+    let f = function_with("/scripts", env_v1, Metrics::default());
+    let plain = common::function();
+    let cases = [
+        (&plain, "v1", "apiextensions.crossplane.io/v1beta1"),
+        (&f, "garbage", "protection.crossplane.io/v1beta1"),
+        (&f, "", "apiextensions.crossplane.io/v1beta1"),
+    ];
+    for (function, selector, want) in cases {
+        let rsp = ok(handle(
+            function,
+            &req,
+            Some(input(
+                json!({"source": DB_APP, "usageAPIVersion": selector}),
+            )),
+        ));
+        assert_eq!(
+            body(&rsp, "usage-c2727553"),
+            &usage_body(want),
+            "usageAPIVersion={selector:?}"
+        );
+    }
+}
+
+// §12 item 76
+#[test]
+fn an_unobserved_dependency_defers_the_dependent() {
+    let rsp = ok(run(DB_APP, "{}"));
+    assert!(has(&rsp, "db") && has(&rsp, "usage-c2727553"), "{rsp:#}");
+    assert!(!has(&rsp, "app"));
+    assert_eq!(
+        warnings(&rsp),
+        vec!["Creation sequencing: 1 resource(s) deferred: app"]
+    );
+    assert_eq!(ttl(&rsp), Some("10s"));
+    assert_eq!(composite_ready(&rsp), "READY_FALSE");
+    assert_eq!(
+        conditions(&rsp),
+        vec![json!({
+            "type": "ComposedResourcesReady",
+            "status": "STATUS_CONDITION_FALSE",
+            "reason": "WaitingForDependencies",
+            "message": "Waiting on dependencies: \"app\" (\"db\" to be observed)",
+            "target": "TARGET_COMPOSITE_AND_CLAIM",
+        })]
+    );
+    assert!(!conditions(&rsp).iter().any(|c| c["type"] == "Synced"));
+}
+
+// §12 item 77
+#[test]
+fn an_observed_dependency_without_conditions_still_defers() {
+    let rsp = ok(run_json(
+        DB_APP,
+        &observing(json!({"db": {"resource": {"kind": "Database"}}})),
+    ));
+    assert!(!has(&rsp, "app"));
+    let msg = readiness_conditions(&rsp)[0]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        msg.contains(r#""db" to have Ready=True; "db" to have Synced=True"#),
+        "{msg}"
+    );
+}
+
+// §12 item 78
+#[test]
+fn an_already_observed_dependent_is_never_deferred() {
+    let rsp = ok(run_json(
+        DB_APP,
+        &observing(json!({"app": {"resource": {"kind": "App"}}})),
+    ));
+    assert!(has(&rsp, "app") && has(&rsp, "db"), "{rsp:#}");
+    assert!(
+        !warnings(&rsp)
+            .iter()
+            .any(|w| w.starts_with("Creation sequencing")),
+        "{rsp:#}"
+    );
+    assert!(readiness_conditions(&rsp).is_empty(), "{rsp:#}");
+}
+
+// §12 item 79
+#[test]
+fn the_sequencing_ttl_applies_to_deferrals() {
+    let rsp = ok(run_input(
+        "{}",
+        Some(input(json!({"source": DB_APP, "sequencingTTL": "30s"}))),
+    ));
+    assert!(!has(&rsp, "app"));
+    assert_eq!(ttl(&rsp), Some("30s"));
+}
+
+// §12 item 80
+#[test]
+fn an_invalid_sequencing_ttl_fails_only_with_dependencies() {
+    let rsp = run_input(
+        "{}",
+        Some(input(json!({"source": DB_APP, "sequencingTTL": "invalid"}))),
+    );
+    let fatals = messages(&rsp, "SEVERITY_FATAL");
+    assert!(
+        fatals
+            .iter()
+            .any(|m| m.contains("invalid spec.sequencingTTL")),
+        "{rsp:#}"
+    );
+    assert!(has(&rsp, "usage-c2727553"), "{rsp:#}");
+    assert!(conditions(&rsp).is_empty(), "{rsp:#}");
+    assert_eq!(ttl(&rsp), Some("60s"));
+    ok(run_input(
+        "{}",
+        Some(input(
+            json!({"source": "Resource('x', {'kind':'K'})", "sequencingTTL": "invalid"}),
+        )),
+    ));
+}
+
+// §12 item 81
+#[test]
+fn a_dependency_chain_resolves_one_level_per_reconciliation() {
+    let source = r"
+a = Resource('a', {'kind':'A'})
+b = Resource('b', {'kind':'B'}, depends_on=[a])
+Resource('c', {'kind':'C'}, depends_on=[b])
+";
+    let emitted = |rsp: &Value| -> Vec<String> {
+        ["a", "b", "c"]
+            .into_iter()
+            .filter(|n| has(rsp, n))
+            .map(str::to_owned)
+            .collect()
+    };
+    let rsp = ok(run(source, "{}"));
+    assert_eq!(emitted(&rsp), ["a"]);
+    let rsp = ok(run_json(
+        source,
+        &observing(json!({"a": ready_synced("A")})),
+    ));
+    assert_eq!(emitted(&rsp), ["a", "b"]);
+    let rsp = ok(run_json(
+        source,
+        &observing(json!({"a": ready_synced("A"), "b": ready_synced("B")})),
+    ));
+    assert_eq!(emitted(&rsp), ["a", "b", "c"]);
+    assert_eq!(ttl(&rsp), None);
+}
+
+// §12 item 82
+#[test]
+fn a_field_path_dependency_waits_for_a_truthy_field() {
+    let source = r"
+group = Resource('group', {'kind':'Group'})
+Resource('app', {'kind':'App'}, depends_on=[(group, 'status.atProvider.id')])
+";
+    let observed_with = |id: Option<Value>| {
+        let at_provider = match id {
+            Some(v) => json!({"id": v}),
+            None => json!({}),
+        };
+        observing(json!({"group": {"resource": {
+            "kind": "Group",
+            "status": {"atProvider": at_provider},
+        }}}))
+    };
+    let falsy = [
+        Some(json!("")),
+        Some(json!(0)),
+        Some(json!(false)),
+        Some(Value::Null),
+        None,
+    ];
+    for id in falsy {
+        let rsp = ok(run_json(source, &observed_with(id.clone())));
+        assert!(!has(&rsp, "app"), "id={id:?}: {rsp:#}");
+        let msg = readiness_conditions(&rsp)[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(
+            msg.contains(r#""group" field "status.atProvider.id" to be ready"#),
+            "id={id:?}: {msg}"
+        );
+    }
+    for id in [json!("abc"), json!(42), json!(true), json!({}), json!([])] {
+        let rsp = ok(run_json(source, &observed_with(Some(id.clone()))));
+        assert!(has(&rsp, "app"), "id={id}: {rsp:#}");
+    }
+}
+
+// §12 item 83
+#[test]
+fn an_unmatched_string_dependency_warns_and_waits_for_the_name() {
+    let source = "Resource('app', {'apiVersion':'v1','kind':'App'}, depends_on=['external-vpc'])";
+    let rsp = ok(run(source, "{}"));
+    let ws = warnings(&rsp);
+    assert!(
+        ws.iter().any(|w| w.contains("external-vpc")
+            && w.contains("string ref")
+            && w.contains("does not match")),
+        "{ws:?}"
+    );
+    let of = &body(&rsp, "usage-76593d19")["spec"]["of"];
+    assert!(
+        of.get("apiVersion").is_none() && of.get("kind").is_none(),
+        "{of}"
+    );
+    assert_eq!(
+        of["resourceSelector"]["matchLabels"][NAME_LABEL],
+        "external-vpc"
+    );
+    assert!(!has(&rsp, "app"));
+    let rsp = ok(run_json(
+        source,
+        &observing(json!({"external-vpc": ready_synced("VPC")})),
+    ));
+    assert!(has(&rsp, "app"), "{rsp:#}");
+}
+
+// §12 item 84
+#[test]
+fn circular_dependencies_are_fatal() {
+    let msg = only_fatal(&run(
+        "Resource('a', {'kind':'A'}, depends_on=['b'])\nResource('b', {'kind':'B'}, depends_on=['a'])",
+        "{}",
+    ));
+    for fragment in [
+        "dependency validation failed",
+        "circular dependency detected",
+        "a -> b -> a",
+    ] {
+        assert!(msg.contains(fragment), "{msg}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Readiness
+
+// §12 item 85
+#[test]
+fn skips_and_deferrals_together_give_one_composite_not_ready_condition() {
+    let source = format!("Resource('s', None, when=False, skip_reason='off'){DB_APP}");
+    let rsp = ok(run(&source, "{}"));
+    assert_eq!(
+        readiness_conditions(&rsp),
+        vec![json!({
+            "type": "ComposedResourcesReady",
+            "status": "STATUS_CONDITION_FALSE",
+            "reason": "CompositeNotReady",
+            "message": "Pending resources: \"s\" (off); Waiting on dependencies: \"app\" (\"db\" to be observed)",
+            "target": "TARGET_COMPOSITE_AND_CLAIM",
+        })]
+    );
+}
+
+// §12 item 86
+#[test]
+fn an_explicit_ready_override_beats_skips_and_deferrals() {
+    let source = format!(
+        "Resource('s', None, when=False, skip_reason='off'){DB_APP}set_composite_ready(True)\n"
+    );
+    let rsp = ok(run(&source, "{}"));
+    assert!(!has(&rsp, "app"), "a deferral is expected: {rsp:#}");
+    assert_eq!(composite_ready(&rsp), "READY_TRUE");
+    assert!(readiness_conditions(&rsp).is_empty(), "{rsp:#}");
+}
+
+// §12 item 87
+#[test]
+fn set_composite_ready_false_adds_a_condition_only_with_a_reason() {
+    let rsp = ok(run(
+        "set_composite_ready(False, reason='WaitingForCluster', message='cluster still provisioning')",
+        "{}",
+    ));
+    assert_eq!(composite_ready(&rsp), "READY_FALSE");
+    assert_eq!(
+        conditions(&rsp),
+        vec![json!({
+            "type": "ComposedResourcesReady",
+            "status": "STATUS_CONDITION_FALSE",
+            "reason": "WaitingForCluster",
+            "message": "cluster still provisioning",
+            "target": "TARGET_COMPOSITE_AND_CLAIM",
+        })]
+    );
+    for source in [
+        "set_composite_ready(False)",
+        "set_composite_ready(False, message='m')",
+    ] {
+        let rsp = ok(run(source, "{}"));
+        assert_eq!(composite_ready(&rsp), "READY_FALSE", "{source}");
+        assert!(conditions(&rsp).is_empty(), "{source}: {rsp:#}");
+    }
+    let rsp = ok(run(
+        "set_composite_ready(False, reason='R')\nset_composite_ready(True)",
+        "{}",
+    ));
+    assert_eq!(composite_ready(&rsp), "READY_TRUE");
+    assert!(conditions(&rsp).is_empty(), "{rsp:#}");
+}
+
+// §12 item 88
+#[test]
+fn the_readiness_condition_comes_after_script_conditions() {
+    let rsp = ok(run(
+        "set_condition('A','True','R','m')\nResource('s', None, when=False, skip_reason='off')\nset_condition('B','True','R','m')",
+        "{}",
+    ));
+    let types: Vec<Value> = conditions(&rsp).iter().map(|c| c["type"].clone()).collect();
+    assert_eq!(types, vec!["A", "B", "ComposedResourcesReady"]);
+}
+
+// §12 item 89
+#[test]
+fn set_response_ttl_sets_or_clears_the_ttl_and_beats_sequencing() {
+    let rsp = ok(run(&format!("{DB_APP}set_response_ttl('5m')\n"), "{}"));
+    assert!(!has(&rsp, "app"), "a deferral is expected: {rsp:#}");
+    assert_eq!(ttl(&rsp), Some("300s"));
+    let cases = [
+        ("set_response_ttl(0)", None),
+        ("set_response_ttl('0s')", None),
+        ("set_response_ttl(45)", Some("45s")),
+        ("set_response_ttl('5m')\nset_response_ttl(45)", Some("45s")),
+        ("set_response_ttl(45)\nset_response_ttl('5m')", Some("300s")),
+    ];
+    for (source, want) in cases {
+        assert_eq!(ttl(&ok(run(source, "{}"))), want, "{source}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// skip_resource
+
+// §12 item 90
+#[test]
+fn skip_resource_warns_without_gating_or_removing() {
+    let yaml = "desired: {resources: {old: {resource: {apiVersion: v1, kind: Old}}}}";
+    let rsp = ok(run("skip_resource('old', 'migrated')", yaml));
+    assert_eq!(warnings(&rsp), vec![r#"Skipping resource "old": migrated"#]);
+    assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
+    assert!(conditions(&rsp).is_empty(), "{rsp:#}");
+    assert_eq!(
+        body(&rsp, "old"),
+        &json!({"apiVersion": "v1", "kind": "Old"})
+    );
+}
+
+// §12 item 91
+#[test]
+fn skip_resource_refuses_emitted_names_and_deduplicates() {
+    let msg = script_error(&run(
+        "Resource('db', {'kind':'DB'})\nskip_resource('db', 'x')",
+        "{}",
+    ));
+    assert!(msg.contains("already emitted, cannot skip"), "{msg}");
+    let rsp = ok(run(
+        "skip_resource('x','r1')\nskip_resource('x','r1')",
+        "{}",
+    ));
+    assert_eq!(warnings(&rsp), vec![r#"Skipping resource "x": r1"#]);
+}
+
+// §12 item 92
+#[test]
+fn a_later_gating_skip_of_an_already_skipped_name_does_nothing() {
+    let rsp = ok(run(
+        "skip_resource('x', 'r')\nResource('x', None, when=False, skip_reason='s')",
+        "{}",
+    ));
+    assert_eq!(warnings(&rsp), vec![r#"Skipping resource "x": r"#]);
+    assert!(conditions(&rsp).is_empty(), "{rsp:#}");
+    assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
+}
+
+// §12 item 93
+#[test]
+fn results_come_in_the_documented_order() {
+    let rsp = ok(run(
+        r"
+db = Resource('db', {'apiVersion':'v1','kind':'Database'})
+Resource('app', {'apiVersion':'v1','kind':'App'}, depends_on=[db, 'external-vpc'])
+emit_event('Normal', 'script event')
+require_extra_resource('r', 'v1', 'K', match_name='m', match_labels={'a':'b'})
+",
+        "{}",
+    ));
+    let pairs = result_pairs(&rsp);
+    assert_eq!(pairs.len(), 5, "{rsp:#}");
+    assert_eq!(pairs[0].0, "SEVERITY_WARNING");
+    assert!(
+        pairs[0].1.starts_with("depends_on: \"external-vpc\""),
+        "{pairs:?}"
+    );
+    assert_eq!(
+        pairs[1],
+        ("SEVERITY_NORMAL".to_owned(), "script event".to_owned())
+    );
+    assert_eq!(
+        pairs[2],
+        (
+            "SEVERITY_WARNING".to_owned(),
+            "Creation sequencing: 1 resource(s) deferred: app".to_owned()
+        )
+    );
+    assert_eq!(pairs[3].0, "SEVERITY_WARNING");
+    assert!(
+        pairs[3].1.starts_with("require_extra_resource(\"r\")"),
+        "{pairs:?}"
+    );
+    assert_eq!(pairs[4], ("SEVERITY_NORMAL".to_owned(), SUCCESS.to_owned()));
+}
+
+// §12 item 94
+#[test]
+fn resource_refs_expose_names_and_skipped_refs_are_falsy() {
+    let rsp = ok(run(
+        "ref = Resource('db', {'kind':'DB'})\nResource('app', {'kind':'App','spec':{'dbRef': ref.name}})",
+        "{}",
+    ));
+    assert_eq!(body(&rsp, "app")["spec"]["dbRef"], "db");
+    let msg = script_error(&run(
+        "ref = Resource('db', {'kind':'DB'})\nResource('app', {'kind':'App','spec':{'dbRef': ref}})",
+        "{}",
+    ));
+    assert!(
+        msg.contains("unsupported starlark type for protobuf conversion"),
+        "{msg}"
+    );
+    let rsp = ok(run(
+        r"
+s1 = Resource('s1', None, when=False, skip_reason='r')
+s2 = Resource('s2', None, when=False, skip_reason='r', optional=True)
+dxr['status'] = {'truthy': bool(s1), 'o1': s1.optional, 'o2': s2.optional}
+",
+        "{}",
+    ));
+    assert_eq!(
+        status(&rsp),
+        &json!({"truthy": false, "o1": false, "o2": true})
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Scripts from ConfigMaps
+
+// §12 item 95
+#[test]
+fn a_missing_configmap_script_is_fatal() {
+    let rsp = run_input(
+        "{}",
+        Some(input(
+            json!({"scriptConfigRef": {"name": "my-script", "key": "main.star"}}),
+        )),
+    );
+    assert_eq!(
+        only_fatal(&rsp),
+        "loading script from ConfigMap: script file \"/scripts/my-script/main.star\" not found; ensure the ConfigMap \"my-script\" is mounted via DeploymentRuntimeConfig"
+    );
+}
+
+// §12 item 96
+#[test]
+fn configmap_names_and_keys_must_not_escape() {
+    let refs = [
+        json!({"name": "../escape"}),
+        json!({"name": "/etc/x"}),
+        json!({"name": ""}),
+        json!({"name": "my-script", "key": "../../x"}),
+    ];
+    for r in refs {
+        let msg = only_fatal(&run_input(
+            "{}",
+            Some(input(json!({"scriptConfigRef": r.clone()}))),
+        ));
+        assert!(
+            msg.starts_with("loading script from ConfigMap: ") && msg.contains("path traversal"),
+            "{r}: {msg}"
+        );
+    }
+}
+
+// §12 item 97
+#[test]
+fn a_mounted_script_runs_with_the_default_key_and_its_label() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    std::fs::create_dir(dir.path().join("my-scripts")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("my-scripts/main.star"),
+        "Resource('from-file', {'kind':'K'})\n",
+    )
+    .expect("write");
+    let mut registry = Registry::default();
+    let f = function_with(dir.path(), &[], Metrics::register(&mut registry));
+    let rsp = ok(handle(
+        &f,
+        "{}",
+        Some(input(json!({"scriptConfigRef": {"name": "my-scripts"}}))),
+    ));
+    assert!(has(&rsp, "from-file"));
+    let text = encode(&registry);
+    assert_eq!(
+        metric(
+            &text,
+            "function_starlark_reconciliations_total",
+            "main.star"
+        ),
+        Some(1.0),
+        "{text}"
+    );
+}
+
+// §12 item 98
+#[test]
+fn an_empty_mounted_script_is_a_passthrough() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    std::fs::create_dir(dir.path().join("empty")).expect("mkdir");
+    std::fs::write(dir.path().join("empty/main.star"), "").expect("write");
+    let f = function_with(dir.path(), &[], Metrics::default());
+    let yaml = r"
+meta: {tag: t1}
+desired:
+  composite: {resource: {apiVersion: example.org/v1, kind: XR}}
+  resources: {prior: {resource: {kind: Prior}}}
+context: {my-key: my-value}
+";
+    let rsp = handle(
+        &f,
+        yaml,
+        Some(input(json!({"scriptConfigRef": {"name": "empty"}}))),
+    );
+    assert_eq!(
+        result_pairs(&rsp),
+        vec![("SEVERITY_NORMAL".to_owned(), PASSTHROUGH.to_owned())]
+    );
+    let req = request_json(yaml);
+    assert_eq!(rsp["desired"], req["desired"]);
+    assert_eq!(rsp["context"], req["context"]);
+    assert_eq!(ttl(&rsp), Some("60s"));
+    assert!(rsp.get("conditions").is_none() && rsp.get("requirements").is_none());
+}
+
+// ---------------------------------------------------------------------------
+// Metrics and capabilities
+
+// §12 item 99
+#[test]
+fn a_successful_call_records_its_metrics_and_the_cache_hits_on_rerun() {
+    let mut registry = Registry::default();
+    let f = function_with("/scripts", &[], Metrics::register(&mut registry));
+    let source = "Resource('kept', {'kind':'K'})\nskip_resource('gone', 'metrics test 99')";
+    let spec = Some(input(json!({"source": source})));
+    ok(handle(&f, "{}", spec.clone()));
+    let text = encode(&registry);
+    let m = |name: &str| metric(&text, name, "composition.star");
+    assert_eq!(
+        m("function_starlark_reconciliations_total"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        m("function_starlark_resources_emitted_total"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        m("function_starlark_resources_skipped_total"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        m("function_starlark_execution_duration_seconds_count"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        m("function_starlark_reconciliation_duration_seconds_count"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        m("function_starlark_cache_misses_total"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(m("function_starlark_cache_hits_total").unwrap_or(0.0), 0.0);
+    ok(handle(&f, "{}", spec));
+    let text = encode(&registry);
+    let m = |name: &str| metric(&text, name, "composition.star");
+    assert_eq!(m("function_starlark_cache_hits_total"), Some(1.0), "{text}");
+    assert_eq!(
+        m("function_starlark_cache_misses_total"),
+        Some(1.0),
+        "{text}"
+    );
+}
+
+// §12 item 100
+#[test]
+fn a_deferral_counts_as_deferred_not_skipped() {
+    let mut registry = Registry::default();
+    let f = function_with("/scripts", &[], Metrics::register(&mut registry));
+    let rsp = ok(handle(&f, "{}", Some(input(json!({"source": DB_APP})))));
+    assert!(!has(&rsp, "app"));
+    let text = encode(&registry);
+    let m = |name: &str| metric(&text, name, "composition.star");
+    assert_eq!(
+        m("function_starlark_resources_deferred_total"),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        m("function_starlark_resources_skipped_total").unwrap_or(0.0),
+        0.0,
+        "{text}"
+    );
+}
+
+// §12 item 101
+#[test]
+fn a_request_without_input_records_no_metric() {
+    let mut registry = Registry::default();
+    let f = function_with("/scripts", &[], Metrics::register(&mut registry));
+    only_fatal(&handle(&f, "{}", None));
+    let text = encode(&registry);
+    assert!(!text.contains("script="), "{text}");
+}
+
+// §12 item 102
+#[test]
+fn capabilities_do_not_change_the_response() {
+    let source = r"
+set_condition('A','True','R','m')
+require_extra_resource('db','v1','DB', match_name='main')
+Resource('x', {'kind':'K'})
+dxr['status'] = {'n': len(extra_resources)}
+";
+    let data = r"
+observed: {composite: {resource: {metadata: {name: xr-abc}}}}
+requiredResources: {db: {items: [{resource: {kind: DB}}]}}
+";
+    let none = run(source, &format!("meta: {{tag: t}}{data}"));
+    let all = run(
+        source,
+        &format!(
+            "meta:\n  tag: t\n  capabilities: [CAPABILITY_CAPABILITIES, CAPABILITY_REQUIRED_RESOURCES, CAPABILITY_CREDENTIALS, CAPABILITY_CONDITIONS, CAPABILITY_REQUIRED_SCHEMAS]{data}"
+        ),
+    );
+    assert_eq!(ok(none), ok(all));
+}
