@@ -263,7 +263,7 @@ pub fn value_to_pb(v: Value, opts: ToPb) -> Result<PbValue, ConvertError> {
 
 /// The entries of any dict-like value (plain dict, attribute-dict, schema
 /// dict), with string keys checked. `None` when `v` is not dict-like.
-pub fn dict_entries<'v>(v: Value<'v>) -> Option<Result<Vec<(String, Value<'v>)>, ConvertError>> {
+pub fn dict_entries(v: Value<'_>) -> Option<Result<Vec<(String, Value<'_>)>, ConvertError>> {
     if let Some(entries) = Entries::of(v) {
         return Some(Ok(
             entries.with(|m| m.iter().map(|(k, v)| (k.clone(), *v)).collect())

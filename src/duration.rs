@@ -7,6 +7,7 @@
 //! arithmetic, its float64 handling of fractions and its overflow checks.
 
 use std::fmt;
+use std::fmt::Write as _;
 
 /// An error from [`parse_go_duration`]; the message is identical to Go's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,9 +35,8 @@ const HOUR: u64 = 60 * MINUTE;
 fn unit_nanos(unit: &str) -> Option<u64> {
     match unit {
         "ns" => Some(NANOSECOND),
-        "us" => Some(MICROSECOND),
-        "\u{00B5}s" => Some(MICROSECOND), // micro sign
-        "\u{03BC}s" => Some(MICROSECOND), // Greek small letter mu
+        // `us`, the micro sign and the Greek small letter mu.
+        "us" | "\u{00B5}s" | "\u{03BC}s" => Some(MICROSECOND),
         "ms" => Some(MILLISECOND),
         "s" => Some(SECOND),
         "m" => Some(MINUTE),
@@ -55,7 +55,7 @@ fn quote(s: &str) -> String {
         if (c as u32) >= 0x80 || c < ' ' {
             let mut buf = [0u8; 4];
             for b in c.encode_utf8(&mut buf).bytes() {
-                out.push_str(&format!("\\x{b:02x}"));
+                let _ = write!(out, "\\x{b:02x}");
             }
         } else {
             if c == '"' || c == '\\' {
@@ -97,6 +97,7 @@ fn leading_int(s: &[u8]) -> Option<(u64, &[u8])> {
 
 /// Go's `leadingFraction`: consumes leading ASCII digits; once the value
 /// would overflow it stops accumulating precision but keeps consuming digits.
+#[allow(clippy::many_single_char_names, clippy::cast_precision_loss)]
 fn leading_fraction(s: &[u8]) -> (u64, f64, &[u8]) {
     let mut x: u64 = 0;
     let mut scale: f64 = 1.0;
@@ -131,6 +132,14 @@ fn leading_fraction(s: &[u8]) -> (u64, f64, &[u8]) {
 /// Accepts `[-+]?([0-9]*(\.[0-9]*)?[a-z]+)+` with units `ns`, `us`, `µs`
 /// (U+00B5), `μs` (U+03BC), `ms`, `s`, `m`, `h`, exactly like Go's
 /// `time.ParseDuration`, and returns Go's error texts on failure.
+// The arithmetic mirrors Go's uint64/float64 steps bit for bit, casts included.
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_wrap,
+    clippy::many_single_char_names
+)]
 pub fn parse_go_duration(s: &str) -> Result<i64, DurationError> {
     let orig = s;
     let mut s = s.as_bytes();
@@ -138,11 +147,11 @@ pub fn parse_go_duration(s: &str) -> Result<i64, DurationError> {
     let mut neg = false;
 
     // Consume [-+]?
-    if let Some(&c) = s.first() {
-        if c == b'-' || c == b'+' {
-            neg = c == b'-';
-            s = &s[1..];
-        }
+    if let Some(&c) = s.first()
+        && (c == b'-' || c == b'+')
+    {
+        neg = c == b'-';
+        s = &s[1..];
     }
     // Special case: if all that is left is "0", this is zero.
     if s == b"0" {
@@ -197,15 +206,12 @@ pub fn parse_go_duration(s: &str) -> Result<i64, DurationError> {
         // The unit ends at an ASCII byte or at the end of the input, so it is
         // always valid UTF-8; fall back to lossy conversion just in case.
         let u = String::from_utf8_lossy(u_bytes);
-        let unit = match unit_nanos(&u) {
-            Some(unit) => unit,
-            None => {
-                return Err(DurationError(format!(
-                    "time: unknown unit {} in duration {}",
-                    quote(&u),
-                    quote(orig)
-                )));
-            }
+        let Some(unit) = unit_nanos(&u) else {
+            return Err(DurationError(format!(
+                "time: unknown unit {} in duration {}",
+                quote(&u),
+                quote(orig)
+            )));
         };
         if v > ONE_SHL_63 / unit {
             return Err(invalid(orig));

@@ -87,12 +87,15 @@ impl UsageApi {
     }
 }
 
+/// Reads an environment variable.
+pub type EnvLookup = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 /// Process settings the input is checked against.
 pub struct Settings {
     /// Where ConfigMaps with scripts are mounted (`/scripts`).
     pub scripts_dir: PathBuf,
     /// Reads an environment variable; per request, as the reference does.
-    pub env: Box<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    pub env: EnvLookup,
 }
 
 impl Settings {
@@ -189,23 +192,22 @@ pub fn check(input: StarlarkInput, settings: &Settings) -> Result<Plan, Error> {
         Some(r) => Some(script_dir(&settings.scripts_dir, r)?),
         None => None,
     };
-    let source = match non_empty(spec.source.as_deref()) {
-        Some(source) => source.to_owned(),
-        None => {
-            let dir = script_dir
-                .as_deref()
-                .expect("script_filename accepted the input, so a scriptConfigRef is present");
-            let name = spec
-                .script_config_ref
-                .as_ref()
-                .and_then(|r| r.name.as_deref())
-                .unwrap_or_default();
-            let text = read_script(dir, name, &filename)?;
-            if text.is_empty() {
-                return Ok(Plan::Passthrough { filename });
-            }
-            text
+    let source = if let Some(source) = non_empty(spec.source.as_deref()) {
+        source.to_owned()
+    } else {
+        let dir = script_dir
+            .as_deref()
+            .expect("script_filename accepted the input, so a scriptConfigRef is present");
+        let name = spec
+            .script_config_ref
+            .as_ref()
+            .and_then(|r| r.name.as_deref())
+            .unwrap_or_default();
+        let text = read_script(dir, name, &filename)?;
+        if text.is_empty() {
+            return Ok(Plan::Passthrough { filename });
         }
+        text
     };
     let usage_api = match non_empty(spec.usage_api_version.as_deref())
         .map(str::to_owned)

@@ -269,10 +269,9 @@ impl Runtime {
         cache_hit: &mut bool,
     ) -> Outcome {
         Module::with_temp_heap(|module| {
-            let globals = match bindings::bind(&module, &ctx.request) {
-                Ok(globals) => globals,
-                Err(e) => return Outcome::Failed(e),
-            };
+            if let Err(e) = bindings::bind(&module, &ctx.request) {
+                return Outcome::Failed(e);
+            }
             let compiled = match self.compile(script) {
                 Ok((compiled, hit)) => {
                     *cache_hit = hit;
@@ -311,9 +310,15 @@ impl Runtime {
                     .then_some(self.limits.timeout);
                 return Outcome::Failed(errors::execution_error(&e, &compiled, timed_out));
             }
+            // Read back after evaluation: collection may have moved them.
+            let Some(originals) = bindings::Originals::of(&module) else {
+                return Outcome::Failed(Error::Internal(
+                    "the request globals were lost".to_owned(),
+                ));
+            };
             Outcome::Completed {
-                dxr: globals.dxr_struct(),
-                context: globals.context_struct(),
+                dxr: originals.dxr_struct(),
+                context: originals.context_struct(),
             }
         })
     }

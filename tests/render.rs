@@ -124,11 +124,11 @@ fn crossplane_render_produces_every_examples_expected_output() {
         });
         let mut want: Vec<String> = common::documents(&expected)
             .iter()
-            .map(|d| d.to_string())
+            .map(std::string::ToString::to_string)
             .collect();
         let mut got: Vec<String> = common::documents(&output)
             .iter()
-            .map(|d| d.to_string())
+            .map(std::string::ToString::to_string)
             .collect();
         want.sort();
         got.sort();

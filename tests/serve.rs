@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -334,7 +335,6 @@ fn metrics_are_served_with_the_script_label_after_a_request() {
     });
     let mut stream =
         std::net::TcpStream::connect(&server.metrics).expect("the metrics port listens");
-    use std::io::{Read, Write};
     stream
         .write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         .expect("a scrape request");

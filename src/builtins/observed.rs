@@ -7,9 +7,9 @@ use starlark::eval::Evaluator;
 use starlark::starlark_module;
 use starlark::values::dict::{AllocDict, DictRef};
 use starlark::values::list::{AllocList, ListRef};
-use starlark::values::tuple::TupleRef;
 use starlark::values::{Heap, Value};
 
+use crate::runtime::bindings::Originals;
 use crate::values::attr_dict::Entries;
 
 /// What a lookup of one key in a value found.
@@ -71,24 +71,15 @@ fn walk<'v>(obj: Value<'v>, keys: &[String]) -> Option<Value<'v>> {
     Some(current)
 }
 
-/// The original request globals, which helpers use even when a script
-/// rebinds their names: `(dxr, observed, extra_resources)`.
-fn originals<'v>(eval: &Evaluator<'v, '_, '_>) -> anyhow::Result<[Value<'v>; 3]> {
-    let extra = eval
-        .module()
-        .extra_value()
-        .ok_or_else(|| anyhow!("the request globals are not available here"))?;
-    let tuple =
-        TupleRef::from_value(extra).ok_or_else(|| anyhow!("the request globals are malformed"))?;
-    match tuple.content() {
-        [dxr, observed, extra_resources] => Ok([*dxr, *observed, *extra_resources]),
-        _ => Err(anyhow!("the request globals are malformed")),
-    }
+/// The original request globals of the running module.
+fn originals<'v>(eval: &Evaluator<'v, '_, '_>) -> anyhow::Result<Originals<'v>> {
+    Originals::of(eval.module())
+        .ok_or_else(|| anyhow!("the request globals are not available here"))
 }
 
 /// The original `dxr`.
 pub(crate) fn original_dxr<'v>(eval: &Evaluator<'v, '_, '_>) -> anyhow::Result<Value<'v>> {
-    Ok(originals(eval)?[0])
+    Ok(originals(eval)?.dxr)
 }
 
 fn non_empty(fn_name: &str, what: &str, s: &str) -> anyhow::Result<()> {
@@ -99,13 +90,11 @@ fn non_empty(fn_name: &str, what: &str, s: &str) -> anyhow::Result<()> {
 }
 
 fn metadata_entry<'v>(res: Value<'v>, section: &str, key: &str) -> Option<Value<'v>> {
-    let metadata = match lookup(res, "metadata") {
-        Lookup::Found(v) => v,
-        _ => return None,
+    let Lookup::Found(metadata) = lookup(res, "metadata") else {
+        return None;
     };
-    let entries = match lookup(metadata, section) {
-        Lookup::Found(v) => v,
-        _ => return None,
+    let Lookup::Found(entries) = lookup(metadata, section) else {
+        return None;
     };
     match lookup(entries, key) {
         Lookup::Found(v) => Some(v),
@@ -118,7 +107,7 @@ fn extra_list<'v>(
     eval: &Evaluator<'v, '_, '_>,
     name: &str,
 ) -> anyhow::Result<Option<Vec<Value<'v>>>> {
-    let extra = originals(eval)?[2];
+    let extra = originals(eval)?.extra_resources;
     Ok(match lookup(extra, name) {
         Lookup::Found(v) => ListRef::from_value(v).map(|l| l.iter().collect()),
         _ => None,
@@ -198,7 +187,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
             return Err(anyhow!("get_observed: path must not be empty"));
         }
         let default = default.unwrap_or_else(Value::new_none);
-        let observed = originals(eval)?[1];
+        let observed = originals(eval)?.observed;
         Ok(match lookup(observed, name) {
             Lookup::Found(body) => walk(body, &keys).unwrap_or(default),
             _ => default,
@@ -215,7 +204,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
     fn is_observed<'v>(name: &str, eval: &mut Evaluator<'v, '_, '_>) -> anyhow::Result<bool> {
         non_empty("is_observed", "name", name)?;
         Ok(matches!(
-            lookup(originals(eval)?[1], name),
+            lookup(originals(eval)?.observed, name),
             Lookup::Found(_)
         ))
     }
@@ -232,7 +221,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<Value<'v>> {
         non_empty("observed_body", "name", name)?;
-        Ok(match lookup(originals(eval)?[1], name) {
+        Ok(match lookup(originals(eval)?.observed, name) {
             Lookup::Found(body) => body,
             _ => default.unwrap_or_else(Value::new_none),
         })
@@ -255,7 +244,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         non_empty("get_condition", "name", name)?;
         non_empty("get_condition", "type", r#type)?;
         let heap = eval.heap();
-        let observed = originals(eval)?[1];
+        let observed = originals(eval)?.observed;
         let Some(conditions) = walk(
             observed,
             &[

@@ -458,8 +458,8 @@ fn record_dependencies(ctx: &Context, name: &str, depends_on: Value) -> Result<(
                 }
                 let [first, path] = [t.content()[0], t.content()[1]];
                 let target = match dependency_target(first) {
-                    Some(Some(target)) => target,
-                    Some(None) => continue,
+                    Some(Named::Resource(name, kind)) => (name, kind),
+                    Some(Named::Ignored) => continue,
                     None => {
                         return Err(format!(
                             "depends_on[{i}] tuple first element must be ResourceRef, SkippedRef, or string, got {}",
@@ -482,8 +482,8 @@ fn record_dependencies(ctx: &Context, name: &str, depends_on: Value) -> Result<(
             }
             None if item.is_none() => continue,
             None => match dependency_target(item) {
-                Some(Some(target)) => (target, None),
-                Some(None) => continue,
+                Some(Named::Resource(name, kind)) => ((name, kind), None),
+                Some(Named::Ignored) => continue,
                 None => {
                     return Err(format!(
                         "depends_on[{i}] must be ResourceRef, SkippedRef, string, tuple, or None, got {}",
@@ -502,15 +502,22 @@ fn record_dependencies(ctx: &Context, name: &str, depends_on: Value) -> Result<(
     Ok(())
 }
 
-/// What a dependency element names: `Some(None)` for an (optional)
-/// skipped reference, which is ignored; `None` when it names nothing.
-fn dependency_target(v: Value) -> Option<Option<(String, DependencyKind)>> {
+/// What a dependency element names.
+enum Named {
+    /// A resource, and how it was named.
+    Resource(String, DependencyKind),
+    /// An (optional) skipped reference, which is ignored.
+    Ignored,
+}
+
+/// What `v` names as a dependency; `None` when it cannot name one.
+fn dependency_target(v: Value) -> Option<Named> {
     if let Some(r) = v.downcast_ref::<ResourceRef>() {
-        return Some(Some((r.name.clone(), DependencyKind::Ref)));
+        return Some(Named::Resource(r.name.clone(), DependencyKind::Ref));
     }
     if v.downcast_ref::<SkippedRef>().is_some() {
-        return Some(None);
+        return Some(Named::Ignored);
     }
     v.unpack_str()
-        .map(|s| Some((s.to_owned(), DependencyKind::Name)))
+        .map(|s| Named::Resource(s.to_owned(), DependencyKind::Name))
 }

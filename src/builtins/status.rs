@@ -79,13 +79,12 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         for segment in
             std::iter::once("status").chain(segments[..segments.len() - 1].iter().copied())
         {
-            current = match get_mapping(current, segment) {
-                Some(next) => next,
-                None => {
-                    let fresh = heap.alloc(AttrDict::default());
-                    set_key(current, segment, fresh, heap)?;
-                    fresh
-                }
+            current = if let Some(next) = get_mapping(current, segment) {
+                next
+            } else {
+                let fresh = heap.alloc(AttrDict::default());
+                set_key(current, segment, fresh, heap)?;
+                fresh
             };
         }
         let leaf = segments[segments.len() - 1];

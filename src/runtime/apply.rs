@@ -4,11 +4,12 @@
 //! the response for that failure.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use function_sdk_rust::proto::v1::{
-    self as pb, MatchLabels, Ready, RequestMeta, Requirements, ResourceSelector,
-    RunFunctionRequest, RunFunctionResponse, Severity as PbSeverity, Status, resource_selector,
+    self as pb, MatchLabels, Ready, Requirements, ResourceSelector, RunFunctionRequest,
+    RunFunctionResponse, Severity as PbSeverity, Status, resource_selector,
 };
 use function_sdk_rust::response;
 use pbjson_types::value::Kind;
@@ -201,7 +202,7 @@ pub fn apply_success(
     }
 
     // S14: context keys overwrite, others are kept.
-    let context = context.map_err(|e| Error::Context(e))?;
+    let context = context.map_err(Error::Context)?;
     let merged = rsp.context.get_or_insert_default();
     merged.fields.extend(context.fields);
 
@@ -377,18 +378,12 @@ fn apply_requirements(rsp: &mut RunFunctionResponse, effects: &Effects) {
 /// each node in sorted order, neighbours in recording order, reported from
 /// the node the back edge points to back to itself.
 fn find_cycle<'a>(edges: &[(&'a str, &'a str)]) -> Option<Vec<&'a str>> {
-    let mut adjacency: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (from, to) in edges {
-        adjacency.entry(from).or_default().push(to);
-        adjacency.entry(to).or_default();
-    }
     #[derive(Clone, Copy, PartialEq)]
     enum State {
         New,
         OnStack,
         Done,
     }
-    let mut state: HashMap<&str, State> = adjacency.keys().map(|k| (*k, State::New)).collect();
     fn visit<'a>(
         node: &'a str,
         adjacency: &BTreeMap<&'a str, Vec<&'a str>>,
@@ -417,6 +412,12 @@ fn find_cycle<'a>(edges: &[(&'a str, &'a str)]) -> Option<Vec<&'a str>> {
         state.insert(node, State::Done);
         None
     }
+    let mut adjacency: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (from, to) in edges {
+        adjacency.entry(from).or_default().push(to);
+        adjacency.entry(to).or_default();
+    }
+    let mut state: HashMap<&str, State> = adjacency.keys().map(|k| (*k, State::New)).collect();
     let nodes: Vec<&str> = adjacency.keys().copied().collect();
     for node in nodes {
         if state[node] == State::New {
@@ -509,8 +510,10 @@ fn usage(
     resources: &BTreeMap<String, super::effects::Emitted>,
 ) -> (String, Struct) {
     let digest = Sha256::digest(format!("{dependent}\0{dependency}").as_bytes());
-    let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    let name = format!("usage-{hex}");
+    let mut name = String::from("usage-");
+    for b in digest.iter().take(4) {
+        let _ = write!(name, "{b:02x}");
+    }
     let selector = |who: &str| {
         let mut fields = Vec::new();
         if let Some(r) = resources.get(who) {
@@ -578,9 +581,6 @@ fn object(fields: Vec<(&str, PbValue)>) -> PbValue {
         })),
     }
 }
-
-/// Keeps `RequestMeta` in the public vocabulary of this module's callers.
-pub type Meta = RequestMeta;
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@ use function_sdk_rust::proto::v1::{Resources, RunFunctionRequest};
 use pbjson_types::Struct;
 use pbjson_types::value::Kind;
 use starlark::environment::Module;
+use starlark::values::tuple::{AllocTuple, TupleRef};
 use starlark::values::{FrozenValue, Value};
 
 use crate::convert::{
@@ -18,14 +19,37 @@ use crate::error::Error;
 /// The context key holding the EnvironmentConfig data.
 pub const ENVIRONMENT_KEY: &str = "apiextensions.crossplane.io/environment";
 
-/// The writable globals, kept so the originals are read back even when a
-/// script rebinds their names.
-pub struct Bound<'v> {
-    dxr: Value<'v>,
-    context: Value<'v>,
+/// The original request globals, kept as the module's extra value so that
+/// they are garbage-collection roots (a `Value` held anywhere else would be
+/// left pointing at a moved object) and so that builtins and the response
+/// use them even when a script rebinds their names.
+#[derive(Clone, Copy)]
+pub struct Originals<'v> {
+    /// The desired composite body, writable.
+    pub dxr: Value<'v>,
+    /// Observed composed resources by name, frozen.
+    pub observed: Value<'v>,
+    /// Fetched extra resources by requirement name, frozen.
+    pub extra_resources: Value<'v>,
+    /// The pipeline context, writable.
+    pub context: Value<'v>,
 }
 
-impl Bound<'_> {
+impl<'v> Originals<'v> {
+    /// The originals of the module being evaluated.
+    pub fn of(module: &Module<'v>) -> Option<Self> {
+        let tuple = TupleRef::from_value(module.extra_value()?)?;
+        match tuple.content() {
+            [dxr, observed, extra_resources, context] => Some(Originals {
+                dxr: *dxr,
+                observed: *observed,
+                extra_resources: *extra_resources,
+                context: *context,
+            }),
+            _ => None,
+        }
+    }
+
     /// `dxr` converted for the response.
     pub fn dxr_struct(&self) -> Result<Struct, String> {
         value_to_struct(self.dxr, ToPb::PLAIN).map_err(|e| e.to_string())
@@ -41,7 +65,7 @@ static EMPTY: std::sync::LazyLock<Struct> = std::sync::LazyLock::new(Struct::def
 
 /// Builds the globals in the reference's order (observed, then oxr, dxr,
 /// context, environment, extra_resources) and sets them on `module`.
-pub fn bind<'v>(module: &Module<'v>, request: &RunFunctionRequest) -> Result<Bound<'v>, Error> {
+pub fn bind<'v>(module: &Module<'v>, request: &RunFunctionRequest) -> Result<(), Error> {
     let frozen = module.frozen_heap();
     let heap = module.heap();
     let globals = |global: &'static str| {
@@ -108,12 +132,14 @@ pub fn bind<'v>(module: &Module<'v>, request: &RunFunctionRequest) -> Result<Bou
     module.set("context", context);
     module.set("environment", environment.to_value());
     module.set("extra_resources", extra_resources.to_value());
-    // Builtins use the originals even when a script rebinds these names.
-    let originals = module
-        .heap()
-        .alloc((dxr, observed.to_value(), extra_resources.to_value()));
+    let originals = module.heap().alloc(AllocTuple([
+        dxr,
+        observed.to_value(),
+        extra_resources.to_value(),
+        context,
+    ]));
     module.set_extra_value(originals);
-    Ok(Bound { dxr, context })
+    Ok(())
 }
 
 fn struct_like(

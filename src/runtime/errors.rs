@@ -1,6 +1,7 @@
 //! Turning the interpreter's errors into the reference's message shapes,
 //! with positions mapped back to the user's original lines.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use starlark::ErrorKind;
@@ -58,24 +59,28 @@ pub fn execution_error(
             position_and_message(e, &compiled.map)
         ));
     }
+    // starlark-rust names each frame after the function called at its
+    // location; Go names the function the location is in. Shift by one.
+    let frames: Vec<_> = e
+        .call_stack()
+        .frames
+        .iter()
+        .filter(|f| !f.name.starts_with(super::prepass::RESERVED_PREFIX))
+        .collect();
     let mut out = String::from("starlark execution error: Traceback (most recent call last):\n");
-    for frame in &e.call_stack().frames {
-        if frame.name.starts_with(super::prepass::RESERVED_PREFIX) {
-            continue;
-        }
+    let mut function = "<toplevel>";
+    for frame in &frames {
         if let Some(location) = &frame.location {
-            out.push_str(&format!(
-                "  {}: in {}\n",
-                position(location, &compiled.map),
-                frame.name
-            ));
+            let _ = writeln!(
+                out,
+                "  {}: in {function}",
+                position(location, &compiled.map)
+            );
         }
+        function = &frame.name;
     }
     if let Some(span) = e.span() {
-        out.push_str(&format!(
-            "  {}: in <error>\n",
-            position(span, &compiled.map)
-        ));
+        let _ = writeln!(out, "  {}: in {function}", position(span, &compiled.map));
     }
     out.push_str("Error: ");
     out.push_str(&text);

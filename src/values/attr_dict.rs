@@ -72,7 +72,7 @@ impl FrozenAttrDict {
     }
 }
 
-impl<'v> Freeze for AttrDict<'v> {
+impl Freeze for AttrDict<'_> {
     type Frozen = FrozenAttrDict;
 
     fn freeze(self, freezer: &Freezer) -> FreezeResult<FrozenAttrDict> {
@@ -105,7 +105,7 @@ pub enum Entries<'a, 'v> {
     Frozen(&'a SmallMap<String, Value<'v>>),
 }
 
-impl<'a, 'v> Entries<'a, 'v> {
+impl<'v> Entries<'_, 'v> {
     /// The attribute-dict behind `value`, if it is one.
     pub fn of(value: Value<'v>) -> Option<Self> {
         if let Some(d) = value.downcast_ref::<AttrDict<'v>>() {
@@ -152,7 +152,7 @@ pub fn is_attr_dict(value: Value) -> bool {
     Entries::of(value).is_some()
 }
 
-fn key_of<'v>(index: Value<'v>) -> starlark::Result<&'v str> {
+fn key_of(index: Value<'_>) -> starlark::Result<&str> {
     index.unpack_str().ok_or_else(|| {
         starlark::Error::new_other(anyhow::anyhow!(
             "dict key must be a string, got {}",
@@ -320,7 +320,7 @@ macro_rules! attr_dict_value_impl {
 attr_dict_value_impl!(AttrDict<'v>; AttrDict<'v>);
 attr_dict_value_impl!(AttrDict<'v>; FrozenAttrDict);
 
-fn this_entries<'v>(this: Value<'v>) -> anyhow::Result<Entries<'v, 'v>> {
+fn this_entries(this: Value<'_>) -> anyhow::Result<Entries<'_, '_>> {
     Entries::of(this).ok_or_else(|| anyhow::anyhow!("expected an attribute-dict receiver"))
 }
 
@@ -384,7 +384,10 @@ fn attr_dict_methods(builder: &mut MethodsBuilder) {
         } else if let Some(d) = DictRef::from_value(other) {
             let mut pairs = Vec::with_capacity(d.len());
             for (k, v) in d.iter() {
-                pairs.push((key_of(k).map_err(|e| e.into_anyhow())?.to_owned(), v));
+                pairs.push((
+                    key_of(k).map_err(starlark::Error::into_anyhow)?.to_owned(),
+                    v,
+                ));
             }
             pairs
         } else {
@@ -410,7 +413,7 @@ fn attr_dict_methods(builder: &mut MethodsBuilder) {
         #[starlark(require = pos)] default: Option<Value<'v>>,
     ) -> anyhow::Result<Value<'v>> {
         let entries = this_entries(this)?;
-        let k = key_of(key).map_err(|e| e.into_anyhow())?;
+        let k = key_of(key).map_err(starlark::Error::into_anyhow)?;
         if let Some(v) = entries.get(k) {
             return Ok(v);
         }

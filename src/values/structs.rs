@@ -38,7 +38,7 @@ impl<'v, V: ValueLike<'v>> RecordGen<V> {
     }
 }
 
-impl<'v> Freeze for Record<'v> {
+impl Freeze for Record<'_> {
     type Frozen = FrozenRecord;
     fn freeze(self, freezer: &Freezer) -> FreezeResult<FrozenRecord> {
         let mut fields = SmallMap::with_capacity(self.fields.len());
