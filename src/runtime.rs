@@ -175,6 +175,8 @@ impl Runtime {
             .map_err(|e| compile_error(format!("{}:{e}", script.filename)))?;
         let mut ast = AstModule::parse(&script.filename, pre.text, &self.dialect)
             .map_err(|e| compile_error(errors::position_and_message(&e, &pre.map)))?;
+        static_check::check_global_reassignment(&ast, &pre.map)
+            .map_err(|e| compile_error(format!("{}:{e}", script.filename)))?;
         let redirects = builtins::operators::REDIRECTS
             .iter()
             .map(|(op, f)| ((*op).to_owned(), (*f).to_owned()))

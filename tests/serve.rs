@@ -188,7 +188,7 @@ fn plaintext_calls_get_desired_resources_and_bad_input_gets_fatal_results() {
             ),
             (
                 "memory bomb (doubling)",
-                request("x = ['a']\nfor i in range(40):\n    x = x + x\n"),
+                request("def grow():\n    x = ['a']\n    for i in range(40):\n        x = x + x\ngrow()\n"),
                 "memory limit",
             ),
             (

@@ -65,7 +65,7 @@ static EMPTY: std::sync::LazyLock<Struct> = std::sync::LazyLock::new(Struct::def
 
 /// Builds the globals in the reference's order (observed, then oxr, dxr,
 /// context, environment, extra_resources) and sets them on `module`.
-pub fn bind<'v>(module: &Module<'v>, request: &RunFunctionRequest) -> Result<(), Error> {
+pub fn bind(module: &Module<'_>, request: &RunFunctionRequest) -> Result<(), Error> {
     let frozen = module.frozen_heap();
     let heap = module.heap();
     let globals = |global: &'static str| {
