@@ -37,6 +37,11 @@ pub enum Error {
         detail: String,
     },
 
+    /// The module phase failed before the script ran (the text carries the
+    /// phase, e.g. `resolving star imports: `).
+    #[error("{0}")]
+    Modules(String),
+
     /// The script did not compile, failed at run time, or ran out of budget.
     #[error("starlark execution failed: {0}")]
     Execution(String),

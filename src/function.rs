@@ -11,6 +11,7 @@ use tonic::{Request, Response, Status};
 
 use crate::error::Error;
 use crate::input::{self, Plan, Settings};
+use crate::loader::Sources;
 use crate::metrics::Metrics;
 use crate::runtime::apply::{self, DependencySettings};
 use crate::runtime::{Outcome, Runtime};
@@ -85,24 +86,22 @@ impl StarlarkFunction {
         };
         log_capabilities(&request);
         let request = Arc::new(request);
+        let sources = Sources::gather(&checked, None).await;
         let run = self
             .runtime
-            .run(checked.script.clone(), request.clone())
+            .run(checked.script.clone(), sources, request.clone())
             .await;
         self.metrics
             .execution_duration
             .get_or_create(labels)
             .observe(run.elapsed.as_secs_f64());
-        if !matches!(
-            run.outcome,
-            Outcome::Failed(Error::Globals { .. } | Error::Observed { .. })
-        ) {
-            let cache = if run.cache_hit {
+        for (script, hit) in run.context.compilations.borrow().iter() {
+            let cache = if *hit {
                 &self.metrics.cache_hits
             } else {
                 &self.metrics.cache_misses
             };
-            cache.get_or_create(labels).inc();
+            cache.get_or_create(&Metrics::labels(script)).inc();
         }
         let effects = &run.context.effects;
         let skipped = effects.skipped.borrow().len() as u64;

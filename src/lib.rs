@@ -28,8 +28,11 @@ pub mod error;
 pub mod function;
 pub mod gofmt;
 pub mod input;
+pub mod loader;
 pub mod metrics;
 pub mod runtime;
+#[cfg(test)]
+pub(crate) mod testing;
 // starlark's derives (`Trace`, `ProvidesStaticType`) expand to `unsafe impl`s.
 #[allow(unsafe_code)]
 pub mod values;

@@ -20,6 +20,7 @@ use tokio::sync::{Semaphore, oneshot};
 use crate::builtins;
 use crate::error::Error;
 use crate::input::Script;
+use crate::loader::Sources;
 
 pub mod apply;
 pub mod bindings;
@@ -27,10 +28,12 @@ pub mod bindings;
 #[allow(unsafe_code)]
 pub mod effects;
 pub mod errors;
+pub(crate) mod loading;
 pub mod prepass;
 pub mod static_check;
 
 use effects::Context;
+use loading::RequestLoader;
 use prepass::LineMap;
 
 /// Limits of one script run. The defaults are documented in the README.
@@ -86,8 +89,6 @@ pub struct Run {
     pub context: Context,
     /// How the script ended.
     pub outcome: Outcome,
-    /// Whether the compiled script came from the cache.
-    pub cache_hit: bool,
     /// starlark-rust ticks the script used.
     pub ticks: u64,
     /// Compile (or cache lookup) plus evaluation time.
@@ -111,7 +112,7 @@ pub enum Outcome {
 
 /// The shared runtime: one per process.
 pub struct Runtime {
-    globals: Globals,
+    pub(crate) globals: Globals,
     dialect: Dialect,
     cache: Mutex<LruCache<[u8; 32], Arc<Compiled>>>,
     limits: Limits,
@@ -191,7 +192,12 @@ impl Runtime {
 
     /// Runs `script` against `request` on a dedicated thread, waiting for a
     /// free evaluation slot first.
-    pub async fn run(self: &Arc<Self>, script: Script, request: Arc<RunFunctionRequest>) -> Run {
+    pub async fn run(
+        self: &Arc<Self>,
+        script: Script,
+        sources: Sources,
+        request: Arc<RunFunctionRequest>,
+    ) -> Run {
         let _permit = self
             .permits
             .acquire()
@@ -207,13 +213,12 @@ impl Runtime {
             .name(format!("starlark:{filename}"))
             .stack_size(self.limits.stack_bytes)
             .spawn(move || {
-                let run = runtime.run_blocking(&script, thread_request, &thread_cancel);
+                let run = runtime.run_blocking(&script, &sources, thread_request, &thread_cancel);
                 let _ = tx.send(run);
             });
         let failed = |error: Error| Run {
             context: Context::new(request.clone(), self.limits.max_heap_bytes),
             outcome: Outcome::Failed(error),
-            cache_hit: false,
             ticks: 0,
             elapsed: Duration::ZERO,
         };
@@ -246,15 +251,15 @@ impl Runtime {
     pub fn run_blocking(
         &self,
         script: &Script,
+        sources: &Sources,
         request: Arc<RunFunctionRequest>,
         cancel: &AtomicBool,
     ) -> Run {
         let started = Instant::now();
         let context = Context::new(request, self.limits.max_heap_bytes);
-        let mut cache_hit = false;
         let mut ticks = 0;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            self.evaluate(script, &context, cancel, &mut cache_hit, &mut ticks)
+            self.evaluate(script, sources, &context, cancel, &mut ticks)
         }))
         .unwrap_or_else(|_| {
             Outcome::Failed(Error::Internal(format!(
@@ -265,7 +270,6 @@ impl Runtime {
         Run {
             context,
             outcome,
-            cache_hit,
             ticks,
             elapsed: started.elapsed(),
         }
@@ -274,42 +278,48 @@ impl Runtime {
     fn evaluate(
         &self,
         script: &Script,
+        sources: &Sources,
         ctx: &Context,
         cancel: &AtomicBool,
-        cache_hit: &mut bool,
         ticks: &mut u64,
     ) -> Outcome {
         Module::with_temp_heap(|module| {
-            if let Err(e) = bindings::bind(&module, &ctx.request) {
-                return Outcome::Failed(e);
-            }
-            let compiled = match self.compile(script) {
-                Ok((compiled, hit)) => {
-                    *cache_hit = hit;
-                    compiled
-                }
+            let shared = match bindings::Shared::build(&ctx.request) {
+                Ok(shared) => shared,
                 Err(e) => return Outcome::Failed(e),
             };
+            shared.bind_main(&module, &ctx.request);
             let deadline = Instant::now() + self.limits.timeout;
+            let loader = RequestLoader::new(self, &shared, ctx, sources, cancel, deadline);
+            let source = match loader.expand_stars(&script.filename, &script.source) {
+                Ok(source) => source,
+                Err(e) => {
+                    return Outcome::Failed(Error::Modules(format!("resolving star imports: {e}")));
+                }
+            };
+            let compiled = match self.compile_for(
+                ctx,
+                &Script {
+                    filename: script.filename.clone(),
+                    source,
+                },
+            ) {
+                Ok(compiled) => compiled,
+                Err(e) => {
+                    return Outcome::Failed(Error::Execution(format!(
+                        "starlark compilation error: {e}"
+                    )));
+                }
+            };
             let timed_out = AtomicBool::new(false);
+            let caller = loader.for_caller(&script.filename);
             let result = {
                 let mut eval = Evaluator::new(&module);
                 eval.extra = Some(ctx);
-                let limits = (|| {
-                    eval.set_max_tick_count(self.limits.max_ticks)?;
-                    eval.set_max_callstack_size(self.limits.max_call_stack)?;
-                    eval.set_max_heap_size(self.limits.max_heap_bytes)
-                })();
-                if let Err(e) = limits {
+                if let Err(e) = self.limit(&mut eval, deadline, cancel, Some(&timed_out)) {
                     return Outcome::Failed(Error::Internal(e.to_string()));
                 }
-                eval.set_check_cancelled(Box::new(|| {
-                    let late = Instant::now() >= deadline;
-                    if late {
-                        timed_out.store(true, Ordering::Relaxed);
-                    }
-                    late || cancel.load(Ordering::Relaxed)
-                }));
+                eval.set_loader(&caller);
                 let result = eval.eval_module(compiled.ast.clone(), &self.globals);
                 *ticks = eval.get_total_tick_count();
                 result
@@ -335,12 +345,52 @@ impl Runtime {
             }
         })
     }
+
+    /// Compiles `script` (from the cache when possible) and records the
+    /// compilation for the cache metrics.
+    pub(crate) fn compile_for(
+        &self,
+        ctx: &Context,
+        script: &Script,
+    ) -> Result<Arc<Compiled>, String> {
+        let (compiled, hit) = self.compile(script).map_err(|e| match e {
+            Error::Execution(text) => text
+                .trim_start_matches("starlark compilation error: ")
+                .to_owned(),
+            other => other.to_string(),
+        })?;
+        ctx.compilations
+            .borrow_mut()
+            .push((script.filename.clone(), hit));
+        Ok(compiled)
+    }
+
+    /// Applies the run limits to an evaluator.
+    pub(crate) fn limit<'e>(
+        &self,
+        eval: &mut Evaluator<'_, 'e, '_>,
+        deadline: Instant,
+        cancel: &'e AtomicBool,
+        timed_out: Option<&'e AtomicBool>,
+    ) -> anyhow::Result<()> {
+        eval.set_max_tick_count(self.limits.max_ticks)?;
+        eval.set_max_callstack_size(self.limits.max_call_stack)?;
+        eval.set_max_heap_size(self.limits.max_heap_bytes)?;
+        eval.set_check_cancelled(Box::new(move || {
+            let late = Instant::now() >= deadline;
+            if late && let Some(flag) = timed_out {
+                flag.store(true, Ordering::Relaxed);
+            }
+            late || cancel.load(Ordering::Relaxed)
+        }));
+        Ok(())
+    }
 }
 
 /// The Go dialect the scripts were written for, field by field: top-level
 /// statements, keyword-only parameters, file-local loads; no types, no
 /// f-strings, no positional-only parameters.
-fn dialect() -> Dialect {
+pub(crate) fn dialect() -> Dialect {
     Dialect {
         enable_def: true,
         enable_lambda: true,
@@ -365,7 +415,12 @@ mod tests {
             filename: "calibration.star".to_owned(),
             source: source.to_owned(),
         };
-        let run = runtime.run_blocking(&script, Arc::default(), &AtomicBool::new(false));
+        let run = runtime.run_blocking(
+            &script,
+            &Sources::default(),
+            Arc::default(),
+            &AtomicBool::new(false),
+        );
         assert!(
             matches!(run.outcome, Outcome::Completed { .. }),
             "the workload must complete"
@@ -446,7 +501,12 @@ mod tests {
             filename: "loop.star".to_owned(),
             source: "while True:\n    pass\n".to_owned(),
         };
-        let run = runtime.run_blocking(&script, Arc::default(), &AtomicBool::new(false));
+        let run = runtime.run_blocking(
+            &script,
+            &Sources::default(),
+            Arc::default(),
+            &AtomicBool::new(false),
+        );
         let Outcome::Failed(e) = run.outcome else {
             panic!("the loop must fail")
         };
@@ -468,7 +528,12 @@ mod tests {
             filename: "slow.star".to_owned(),
             source: "while True:\n    pass\n".to_owned(),
         };
-        let run = runtime.run_blocking(&script, Arc::default(), &AtomicBool::new(false));
+        let run = runtime.run_blocking(
+            &script,
+            &Sources::default(),
+            Arc::default(),
+            &AtomicBool::new(false),
+        );
         let Outcome::Failed(e) = run.outcome else {
             panic!("the loop must fail")
         };

@@ -1,5 +1,9 @@
 //! The value types this function adds to Starlark.
 
 pub mod attr_dict;
+pub mod mapping;
+pub mod module;
 pub mod refs;
+pub mod schema;
+pub mod schema_dict;
 pub mod structs;

@@ -8,7 +8,7 @@ use pbjson_types::Struct;
 use pbjson_types::value::Kind;
 use starlark::environment::Module;
 use starlark::values::tuple::{AllocTuple, TupleRef};
-use starlark::values::{FrozenValue, Value};
+use starlark::values::{FrozenHeap, FrozenHeapRef, FrozenValue, Value};
 
 use crate::convert::{
     Flavor, ToPb, frozen_list, frozen_plain_dict, struct_to_frozen, struct_to_value,
@@ -63,83 +63,153 @@ impl<'v> Originals<'v> {
 
 static EMPTY: std::sync::LazyLock<Struct> = std::sync::LazyLock::new(Struct::default);
 
-/// Builds the globals in the reference's order (observed, then oxr, dxr,
-/// context, environment, extra_resources) and sets them on `module`.
-pub fn bind(module: &Module<'_>, request: &RunFunctionRequest) -> Result<(), Error> {
-    let frozen = module.frozen_heap();
-    let heap = module.heap();
-    let globals = |global: &'static str| {
-        move |e: crate::convert::ConvertError| Error::Globals {
-            global,
-            detail: e.to_string(),
-        }
-    };
+/// The read-only request globals, built once per request on a heap every
+/// module of the request references, so the main script and every loaded
+/// module see the very same objects.
+pub struct Shared {
+    heap: FrozenHeapRef,
+    oxr: FrozenValue,
+    observed: FrozenValue,
+    environment: FrozenValue,
+    extra_resources: FrozenValue,
+    /// Loaded modules cannot share the main script's mutable `dxr` and
+    /// `context` (they live on its heap); they see these read-only copies.
+    dxr_snapshot: FrozenValue,
+    context_snapshot: FrozenValue,
+}
 
-    let mut names: Vec<&String> = request
-        .observed
-        .as_ref()
-        .map(|o| o.resources.keys().collect())
-        .unwrap_or_default();
-    names.sort();
-    let mut observed = Vec::with_capacity(names.len());
-    for name in names {
-        let body = request
-            .observed
-            .as_ref()
-            .and_then(|o| o.resources.get(name))
-            .and_then(|r| r.resource.as_ref())
-            .unwrap_or(&EMPTY);
-        let value = struct_to_frozen(frozen, body, Flavor::Attr).map_err(|e| Error::Observed {
-            name: name.clone(),
-            detail: e.to_string(),
-        })?;
-        observed.push((name.clone(), value));
-    }
-    let observed = struct_like(frozen, observed);
+/// The names [`Shared`] binds in every module, which modules never export.
+pub const REQUEST_GLOBALS: [&str; 6] = [
+    "oxr",
+    "dxr",
+    "observed",
+    "context",
+    "environment",
+    "extra_resources",
+];
 
-    let oxr_body = function_sdk_rust::request::observed_composite(request)
-        .and_then(|r| r.resource.as_ref())
-        .unwrap_or(&EMPTY);
-    let oxr = struct_to_frozen(frozen, oxr_body, Flavor::Attr).map_err(globals("oxr"))?;
-
-    let dxr_body = request
+fn desired_composite(request: &RunFunctionRequest) -> &Struct {
+    request
         .desired
         .as_ref()
         .and_then(|d| d.composite.as_ref())
         .and_then(|c| c.resource.as_ref())
-        .unwrap_or(&EMPTY);
-    let dxr = struct_to_value(heap, dxr_body, Flavor::Attr).map_err(globals("dxr"))?;
+        .unwrap_or(&EMPTY)
+}
 
-    let context_body = request.context.as_ref().unwrap_or(&EMPTY);
-    let context = struct_to_value(heap, context_body, Flavor::Plain).map_err(globals("context"))?;
+fn context_body(request: &RunFunctionRequest) -> &Struct {
+    request.context.as_ref().unwrap_or(&EMPTY)
+}
 
-    let environment_body = match context_body
-        .fields
-        .get(ENVIRONMENT_KEY)
-        .and_then(|v| v.kind.as_ref())
-    {
-        Some(Kind::StructValue(s)) => s,
-        _ => &EMPTY,
-    };
-    let environment =
-        struct_to_frozen(frozen, environment_body, Flavor::Attr).map_err(globals("environment"))?;
+impl Shared {
+    /// Builds the globals in the reference's order (observed, then oxr,
+    /// dxr, context, environment, extra_resources).
+    pub fn build(request: &RunFunctionRequest) -> Result<Self, Error> {
+        let frozen = FrozenHeap::new();
+        let globals = |global: &'static str| {
+            move |e: crate::convert::ConvertError| Error::Globals {
+                global,
+                detail: e.to_string(),
+            }
+        };
 
-    let extra_resources = extra_resources(frozen, request).map_err(globals("extra_resources"))?;
+        let mut names: Vec<&String> = request
+            .observed
+            .as_ref()
+            .map(|o| o.resources.keys().collect())
+            .unwrap_or_default();
+        names.sort();
+        let mut observed = Vec::with_capacity(names.len());
+        for name in names {
+            let body = request
+                .observed
+                .as_ref()
+                .and_then(|o| o.resources.get(name))
+                .and_then(|r| r.resource.as_ref())
+                .unwrap_or(&EMPTY);
+            let value =
+                struct_to_frozen(&frozen, body, Flavor::Attr).map_err(|e| Error::Observed {
+                    name: name.clone(),
+                    detail: e.to_string(),
+                })?;
+            observed.push((name.clone(), value));
+        }
+        let observed = struct_like(&frozen, observed);
 
-    module.set("oxr", oxr.to_value());
-    module.set("dxr", dxr);
-    module.set("observed", observed.to_value());
-    module.set("context", context);
-    module.set("environment", environment.to_value());
-    module.set("extra_resources", extra_resources.to_value());
-    let originals = module.heap().alloc(AllocTuple([
-        dxr,
-        observed.to_value(),
-        extra_resources.to_value(),
-        context,
-    ]));
-    module.set_extra_value(originals);
-    Ok(())
+        let oxr_body = function_sdk_rust::request::observed_composite(request)
+            .and_then(|r| r.resource.as_ref())
+            .unwrap_or(&EMPTY);
+        let oxr = struct_to_frozen(&frozen, oxr_body, Flavor::Attr).map_err(globals("oxr"))?;
+        let dxr_snapshot = struct_to_frozen(&frozen, desired_composite(request), Flavor::Attr)
+            .map_err(globals("dxr"))?;
+        let context_body = context_body(request);
+        let context_snapshot =
+            struct_to_frozen(&frozen, context_body, Flavor::Plain).map_err(globals("context"))?;
+        let environment_body = match context_body
+            .fields
+            .get(ENVIRONMENT_KEY)
+            .and_then(|v| v.kind.as_ref())
+        {
+            Some(Kind::StructValue(s)) => s,
+            _ => &EMPTY,
+        };
+        let environment = struct_to_frozen(&frozen, environment_body, Flavor::Attr)
+            .map_err(globals("environment"))?;
+        let extra_resources =
+            extra_resources(&frozen, request).map_err(globals("extra_resources"))?;
+        Ok(Shared {
+            heap: frozen.into_ref(),
+            oxr,
+            observed,
+            environment,
+            extra_resources,
+            dxr_snapshot,
+            context_snapshot,
+        })
+    }
+
+    /// Binds the globals of the main script: the shared read-only ones and
+    /// fresh writable `dxr` and `context`.
+    pub fn bind_main(&self, module: &Module<'_>, request: &RunFunctionRequest) {
+        let heap = module.heap();
+        // The snapshots converted without error, so these conversions cannot fail.
+        let dxr = struct_to_value(heap, desired_composite(request), Flavor::Attr)
+            .unwrap_or_else(|_| self.dxr_snapshot.to_value());
+        let context = struct_to_value(heap, context_body(request), Flavor::Plain)
+            .unwrap_or_else(|_| self.context_snapshot.to_value());
+        self.bind(module, dxr, context);
+    }
+
+    /// Binds the globals of a loaded module: all of them read-only.
+    pub fn bind_module(&self, module: &Module<'_>) {
+        self.bind(
+            module,
+            self.dxr_snapshot.to_value(),
+            self.context_snapshot.to_value(),
+        );
+    }
+
+    fn bind<'v>(&self, module: &Module<'v>, dxr: Value<'v>, context: Value<'v>) {
+        module.frozen_heap().add_reference(&self.heap);
+        let values = [
+            self.oxr.to_value(),
+            dxr,
+            self.observed.to_value(),
+            context,
+            self.environment.to_value(),
+            self.extra_resources.to_value(),
+        ];
+        for (name, value) in REQUEST_GLOBALS.iter().zip(values) {
+            module.set(name, value);
+        }
+        let originals = module.heap().alloc(AllocTuple([
+            dxr,
+            self.observed.to_value(),
+            self.extra_resources.to_value(),
+            context,
+        ]));
+        module.set_extra_value(originals);
+    }
 }
 
 fn struct_like(

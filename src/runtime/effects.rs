@@ -200,6 +200,9 @@ pub struct Context {
     pub max_heap_bytes: usize,
     /// What the script did.
     pub effects: Effects,
+    /// Every compilation of the run (main script and modules) and whether
+    /// it was a cache hit, for the cache metrics.
+    pub compilations: RefCell<Vec<(String, bool)>>,
 }
 
 impl Context {
@@ -211,6 +214,7 @@ impl Context {
             crossplane_labels,
             max_heap_bytes,
             effects: Effects::default(),
+            compilations: RefCell::default(),
         }
     }
 

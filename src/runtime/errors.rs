@@ -13,7 +13,7 @@ use crate::error::Error;
 
 /// starlark-rust's tick-limit error text starts with this; the type itself
 /// is private to the crate.
-const TICK_LIMIT_PREFIX: &str = "Execution duration limit of";
+pub(crate) const TICK_LIMIT_PREFIX: &str = "Execution duration limit of";
 
 /// `file:line:col` of a span, 1-based, in the user's original text.
 fn position(span: &FileSpan, map: &LineMap) -> String {

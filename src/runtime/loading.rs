@@ -1,0 +1,341 @@
+//! Evaluating loaded modules: once per request, from the sources gathered
+//! before evaluation, each in its own evaluator with its own step budget,
+//! seeing the request's globals. Also the expansion of star and namespace
+//! imports, which needs a module's exports before its importer compiles.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use anyhow::anyhow;
+use starlark::environment::{FrozenModule, Module};
+use starlark::eval::{Evaluator, FileLoader};
+use starlark::syntax::AstModule;
+
+use super::bindings::{REQUEST_GLOBALS, Shared};
+use super::effects::Context;
+use super::prepass::{self, unreserve};
+use super::{Runtime, STEP_LIMIT_MESSAGE, errors};
+use crate::input::Script;
+use crate::loader::{Sources, classify};
+
+/// The state of loading for one request.
+pub(crate) struct RequestLoader<'a> {
+    pub runtime: &'a Runtime,
+    pub shared: &'a Shared,
+    pub ctx: &'a Context,
+    pub sources: &'a Sources,
+    pub cancel: &'a AtomicBool,
+    pub deadline: Instant,
+    results: RefCell<HashMap<String, Result<FrozenModule, String>>>,
+    in_progress: RefCell<HashSet<String>>,
+}
+
+impl<'a> RequestLoader<'a> {
+    pub fn new(
+        runtime: &'a Runtime,
+        shared: &'a Shared,
+        ctx: &'a Context,
+        sources: &'a Sources,
+        cancel: &'a AtomicBool,
+        deadline: Instant,
+    ) -> Self {
+        RequestLoader {
+            runtime,
+            shared,
+            ctx,
+            sources,
+            cancel,
+            deadline,
+            results: RefCell::default(),
+            in_progress: RefCell::default(),
+        }
+    }
+
+    /// The loader the evaluator of `caller` asks.
+    pub fn for_caller(&'a self, caller: &str) -> CallerLoader<'a> {
+        CallerLoader {
+            request: self,
+            caller: caller.to_owned(),
+        }
+    }
+
+    /// Loads `raw` as written in `caller`: executed once per request, its
+    /// result (or failure) shared by every importer.
+    pub fn load(&self, raw: &str, caller: &str) -> Result<FrozenModule, String> {
+        let target = classify(raw, caller, self.sources.default_registry())?;
+        let key = target.key().to_owned();
+        if let Some(result) = self.results.borrow().get(&key) {
+            return result.clone();
+        }
+        if !self.in_progress.borrow_mut().insert(key.clone()) {
+            return Err(format!("cycle in load graph: {key}"));
+        }
+        let result = self.execute(&key);
+        self.in_progress.borrow_mut().remove(&key);
+        self.results.borrow_mut().insert(key, result.clone());
+        result
+    }
+
+    fn execute(&self, key: &str) -> Result<FrozenModule, String> {
+        let source = self.sources.get(key)?;
+        let source = self
+            .expand_stars(key, source)
+            .map_err(|e| format!("expanding star imports in module {key}: {e}"))?;
+        let compiled = self
+            .runtime
+            .compile_for(
+                self.ctx,
+                &Script {
+                    filename: key.to_owned(),
+                    source,
+                },
+            )
+            .map_err(|e| format!("compiling module {key}: {e}"))?;
+        let fatal_before = self.ctx.effects.fatal.borrow().is_some();
+        Module::with_temp_heap(|module| {
+            self.shared.bind_module(&module);
+            let caller = self.for_caller(key);
+            let result = {
+                let mut eval = Evaluator::new(&module);
+                eval.extra = Some(self.ctx);
+                self.runtime
+                    .limit(&mut eval, self.deadline, self.cancel, None)
+                    .map_err(|e| e.to_string())?;
+                eval.set_loader(&caller);
+                eval.eval_module(compiled.ast.clone(), &self.runtime.globals)
+            };
+            if let Err(e) = result {
+                // fatal() at a module's top level is an ordinary load failure.
+                if !fatal_before {
+                    self.ctx.effects.fatal.borrow_mut().take();
+                }
+                let text = e.without_diagnostic().to_string();
+                if text.starts_with(errors::TICK_LIMIT_PREFIX) {
+                    return Err(format!(
+                        "module {key} {}",
+                        STEP_LIMIT_MESSAGE.trim_start_matches("starlark script ")
+                    ));
+                }
+                let rendered = errors::execution_error(&e, &compiled, None).to_string();
+                let rendered = rendered.trim_start_matches("starlark execution failed: ");
+                if let Some(compile) = rendered.strip_prefix("starlark compilation error: ") {
+                    return Err(format!("compiling module {key}: {compile}"));
+                }
+                let rendered = rendered.trim_start_matches("starlark execution error: ");
+                return Err(format!("error in module {key}: {rendered}"));
+            }
+            module
+                .freeze()
+                .map_err(|e| format!("error in module {key}: {e:?}"))
+        })
+    }
+
+    /// Rewrites the star (`"*"`) and namespace (`ns="*"`) imports of `file`
+    /// into explicit ones, loading each target to learn its exports. The
+    /// rewritten statement keeps its lines, so positions stay true.
+    pub fn expand_stars(&self, file: &str, source: &str) -> Result<String, String> {
+        if !source.contains("\"*\"") && !source.contains("'*'") {
+            return Ok(source.to_owned());
+        }
+        let Ok(pre) = prepass::prepass(source) else {
+            return Ok(source.to_owned());
+        };
+        let Ok(ast) = AstModule::parse(file, pre.text, &super::dialect()) else {
+            // A file that does not parse is left as it is; compiling it
+            // reports the syntax error.
+            return Ok(source.to_owned());
+        };
+        let mut edits: Vec<(usize, usize, String)> = Vec::new();
+        for load in ast.loads() {
+            if !load.symbols.values().any(|their| *their == "*") {
+                continue;
+            }
+            let raw = load.module_id;
+            let resolved = classify(raw, file, self.sources.default_registry())?;
+            let module = self
+                .load(raw, file)
+                .map_err(|e| format!("resolving star import from {:?}: {e}", resolved.key()))?;
+            let exports = exports(&module);
+            let explicit: Vec<(&str, &str)> = load
+                .symbols
+                .iter()
+                .filter(|(_, their)| **their != "*")
+                .map(|(local, their)| (*local, *their))
+                .collect();
+            let mut args = String::new();
+            for (local, their) in &explicit {
+                let _ = write!(
+                    args,
+                    ", {}={}",
+                    unreserve(local),
+                    string_literal(unreserve(their))
+                );
+            }
+            if load.symbols.contains_key("*") {
+                for name in &exports {
+                    if !explicit.iter().any(|(local, _)| unreserve(local) == name) {
+                        let _ = write!(args, ", {}", string_literal(name));
+                    }
+                }
+            }
+            let aliases: Vec<&str> = load
+                .symbols
+                .iter()
+                .filter(|(local, their)| **their == "*" && **local != "*")
+                .map(|(local, _)| *local)
+                .collect();
+            for alias in &aliases {
+                for name in &exports {
+                    let _ = write!(args, ", _ns_{alias}__{name}={}", string_literal(name));
+                }
+            }
+            // A star that binds nothing leaves no load at all (the module
+            // already ran to reveal that it exports nothing).
+            let mut statements = Vec::new();
+            if !args.is_empty() {
+                statements.push(format!("load({}{args})", string_literal(raw)));
+            }
+            for alias in &aliases {
+                let fields: Vec<String> = exports
+                    .iter()
+                    .map(|name| format!("{name} = _ns_{alias}__{name}"))
+                    .collect();
+                statements.push(format!("{alias} = struct({})", fields.join(", ")));
+            }
+            if statements.is_empty() {
+                statements.push("pass".to_owned());
+            }
+            let statement = statements.join("; ");
+            // The span covers the module string; the statement is found
+            // around it, in the original text.
+            let span = load.span.resolve_span();
+            let at = offset(source, pre.map.original(span.begin.line, span.begin.column));
+            if let Some((from, to)) = statement_bounds(source, at) {
+                edits.push((from, to, statement));
+            }
+        }
+        Ok(apply_edits(source, &edits))
+    }
+}
+
+/// A module's exports: its public globals, without the request globals
+/// every module is given.
+fn exports(module: &FrozenModule) -> Vec<String> {
+    let mut names: Vec<String> = module
+        .names()
+        .map(|n| unreserve(n.as_str()).to_owned())
+        .filter(|n| !n.starts_with('_') && !REQUEST_GLOBALS.contains(&n.as_str()))
+        .collect();
+    names.sort();
+    names
+}
+
+fn string_literal(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
+}
+
+/// The byte offset of a 0-based (line, column in characters) position.
+fn offset(source: &str, (line, column): (usize, usize)) -> usize {
+    let mut start = 0;
+    for (i, l) in source.split_inclusive('\n').enumerate() {
+        if i == line {
+            return start + l.char_indices().nth(column).map_or(l.len(), |(i, _)| i);
+        }
+        start += l.len();
+    }
+    source.len()
+}
+
+/// The byte range of the `load(...)` statement whose module string starts
+/// at `at`: back to the `load` keyword, forward to the closing parenthesis
+/// (skipping string literals, which may contain parentheses).
+fn statement_bounds(source: &str, at: usize) -> Option<(usize, usize)> {
+    let before = source.get(..at)?;
+    let open = before.rfind('(')?;
+    let start = before[..open]
+        .trim_end()
+        .strip_suffix("load")
+        .map(str::len)?;
+    let bytes = source.as_bytes();
+    let mut i = at;
+    let mut quote: Option<u8> = None;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match quote {
+            Some(q) if c == b'\\' => i += 1,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == b'"' || c == b'\'' => quote = Some(c),
+            None if c == b'#' => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            None if c == b')' => return Some((start, i + 1)),
+            None => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Replaces each byte range with its text, padding with newlines so that
+/// every line after the edit keeps its number.
+fn apply_edits(source: &str, edits: &[(usize, usize, String)]) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut cursor = 0;
+    for (from, to, text) in edits {
+        if *from < cursor || to < from {
+            continue;
+        }
+        out.push_str(&source[cursor..*from]);
+        out.push_str(text);
+        out.extend(std::iter::repeat_n(
+            '\n',
+            source[*from..*to].matches('\n').count(),
+        ));
+        cursor = *to;
+    }
+    out.push_str(&source[cursor..]);
+    out
+}
+
+/// What one file's evaluator asks when it runs a `load` statement.
+pub(crate) struct CallerLoader<'a> {
+    request: &'a RequestLoader<'a>,
+    caller: String,
+}
+
+impl FileLoader for CallerLoader<'_> {
+    fn load(&self, path: &str) -> starlark::Result<FrozenModule> {
+        self.request
+            .load(path, &self.caller)
+            .map_err(|e| starlark::Error::new_other(anyhow!("cannot load {path}: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{apply_edits, statement_bounds};
+
+    #[test]
+    fn edits_keep_the_line_numbers_of_what_follows() {
+        let source = "load(\n  \"m.star\",\n  \"*\",\n)\nx = 1\n";
+        let at = source.find("\"m.star").unwrap();
+        let (from, to) = statement_bounds(source, at).unwrap();
+        assert_eq!((from, to), (0, source.find(')').unwrap() + 1));
+        let out = apply_edits(source, &[(from, to, "load(\"m.star\", \"a\")".to_owned())]);
+        assert_eq!(out, "load(\"m.star\", \"a\")\n\n\n\nx = 1\n");
+    }
+
+    #[test]
+    fn statement_bounds_skip_parentheses_in_strings() {
+        let source = "x = 1; load('m(1).star', a = '*')  # )\n";
+        let at = source.find("'m(").unwrap();
+        let (from, to) = statement_bounds(source, at).unwrap();
+        assert_eq!(&source[from..to], "load('m(1).star', a = '*')");
+    }
+}

@@ -1,0 +1,59 @@
+//! Helpers for unit tests of builtins: run a snippet with the project's
+//! globals, as a script would, and look at what it computed.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::input::Script;
+use crate::runtime::{Limits, Outcome, Runtime};
+
+thread_local! {
+    static RUNTIME: Runtime = Runtime::new(Limits::default(), 64);
+}
+
+/// Runs `source` as a script against an empty request. `Err` carries the
+/// Fatal message.
+pub fn run(source: &str) -> Result<pbjson_types::Struct, String> {
+    let script = Script {
+        filename: "test.star".to_owned(),
+        source: source.to_owned(),
+    };
+    RUNTIME.with(|runtime| {
+        let run = runtime.run_blocking(
+            &script,
+            &crate::loader::Sources::default(),
+            Arc::default(),
+            &AtomicBool::new(false),
+        );
+        match run.outcome {
+            Outcome::Completed { dxr, .. } => dxr,
+            Outcome::Failed(e) => Err(e.to_string()),
+        }
+    })
+}
+
+/// The value of a Starlark expression, as JSON (it must be convertible:
+/// wrap tuples, bytes and the like in `str()` or `list()`).
+pub fn eval(expr: &str) -> Result<serde_json::Value, String> {
+    let dxr = run(&format!("dxr[\"v\"] = [{expr}]\n"))?;
+    let json = function_sdk_rust::resource::struct_to_json(&dxr);
+    Ok(json["v"][0].clone())
+}
+
+/// Asserts that `expr` evaluates to `expected`.
+#[track_caller]
+pub fn assert_eval(expr: &str, expected: serde_json::Value) {
+    match eval(expr) {
+        Ok(v) => assert_eq!(v, expected, "{expr}"),
+        Err(e) => panic!("{expr}: {e}"),
+    }
+}
+
+/// Asserts that running `source` fails with a message containing `fragment`.
+#[track_caller]
+pub fn assert_fails(source: &str, fragment: &str) {
+    match run(source) {
+        Ok(_) => panic!("{source}: expected an error containing {fragment:?}"),
+        Err(e) => assert!(e.contains(fragment), "{source}: {e}"),
+    }
+}

@@ -1,0 +1,312 @@
+//! `load()` from inline modules, mounted directories and the embedded
+//! standard library: modules.md's checklist, items that need no registry.
+
+mod common;
+
+use serde_json::{Value, json};
+
+fn run_spec(spec: Value, request_yaml: &str) -> Value {
+    let mut req = common::request(request_yaml);
+    req.input = Some(common::to_struct(&json!({"spec": spec})));
+    let rsp = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(common::function().handle(req));
+    common::json(&rsp)
+}
+
+fn run_modules(source: &str, modules: Value) -> Value {
+    run_spec(
+        json!({"source": source, "modules": modules}),
+        "meta: {tag: t}",
+    )
+}
+
+fn fatal(rsp: &Value) -> Option<String> {
+    rsp["results"]
+        .as_array()?
+        .iter()
+        .find(|r| r["severity"] == "SEVERITY_FATAL")
+        .and_then(|r| r["message"].as_str())
+        .map(str::to_owned)
+}
+
+fn status(rsp: &Value) -> &Value {
+    assert!(fatal(rsp).is_none(), "unexpected failure: {:?}", fatal(rsp));
+    &rsp["desired"]["composite"]["resource"]["status"]
+}
+
+#[test]
+fn an_inline_module_is_loaded_by_name() {
+    // modules.md §17 item 1
+    let rsp = run_modules(
+        "load('helpers.star', 'f')\ndxr['status'] = {'v': f(2)}\n",
+        json!({"helpers.star": "def f(x):\n    return x * 21\n"}),
+    );
+    assert_eq!(status(&rsp)["v"], 42.0);
+}
+
+#[test]
+fn inline_modules_win_over_directories_and_directories_are_searched_in_order() {
+    // items 2, 3, 5
+    let d1 = tempfile::tempdir().unwrap();
+    let d2 = tempfile::tempdir().unwrap();
+    std::fs::write(d1.path().join("h.star"), "who = 'dir1'\n").unwrap();
+    std::fs::write(d2.path().join("h.star"), "who = 'dir2'\n").unwrap();
+    std::fs::write(d2.path().join("only2.star"), "who = 'only in dir2'\n").unwrap();
+    let paths = json!([d1.path(), d2.path()]);
+    let rsp = run_spec(
+        json!({"source": "load('h.star', 'who')\ndxr['status'] = {'v': who}\n", "modulePaths": paths}),
+        "meta: {tag: t}",
+    );
+    assert_eq!(status(&rsp)["v"], "dir1");
+    let rsp = run_spec(
+        json!({"source": "load('only2.star', 'who')\ndxr['status'] = {'v': who}\n", "modulePaths": paths}),
+        "meta: {tag: t}",
+    );
+    assert_eq!(status(&rsp)["v"], "only in dir2");
+    let rsp = run_spec(
+        json!({
+            "source": "load('h.star', 'who')\ndxr['status'] = {'v': who}\n",
+            "modulePaths": paths,
+            "modules": {"h.star": "who = 'inline'\n"},
+        }),
+        "meta: {tag: t}",
+    );
+    assert_eq!(status(&rsp)["v"], "inline");
+}
+
+#[test]
+fn a_missing_module_names_every_place_searched() {
+    // item 6
+    let d1 = tempfile::tempdir().unwrap();
+    let rsp = run_spec(
+        json!({"source": "load('nope.star', 'x')\n", "modulePaths": [d1.path()]}),
+        "meta: {tag: t}",
+    );
+    let msg = fatal(&rsp).expect("a failure");
+    assert!(msg.contains("cannot load nope.star"), "{msg}");
+    assert!(
+        msg.contains("not found") && msg.contains("inline modules"),
+        "{msg}"
+    );
+    assert!(msg.contains(&d1.path().display().to_string()), "{msg}");
+}
+
+#[test]
+fn local_names_must_be_flat_star_files() {
+    // items 7, 8, 10, 12
+    for (target, fragment) in [
+        ("lib/h.star", "must not contain path separators"),
+        ("helpers", ".star"),
+        ("./x.star", "not an OCI module"),
+        ("./sub/x.star", "must not contain path separators"),
+    ] {
+        let rsp = run_modules(&format!("load('{target}', 'x')\n"), json!({}));
+        let msg = fatal(&rsp).expect("a failure");
+        assert!(msg.contains(fragment), "{target}: {msg}");
+    }
+}
+
+#[test]
+fn a_module_runs_once_per_request_and_failures_are_shared() {
+    // items 28, 29
+    let modules = json!({
+        "counter.star": "calls = []\ncalls.append(1)\nvalue = {'n': len(calls)}\n",
+        "a.star": "load('counter.star', 'value')\na_value = value\n",
+        "b.star": "load('counter.star', 'value')\nb_value = value\n",
+    });
+    let rsp = run_modules(
+        "load('a.star', 'a_value')\nload('b.star', 'b_value')\ndxr['status'] = {'same': a_value == b_value, 'n': a_value['n']}\n",
+        modules,
+    );
+    assert_eq!(status(&rsp)["same"], true);
+    assert_eq!(status(&rsp)["n"], 1.0);
+}
+
+#[test]
+fn load_cycles_are_reported() {
+    // items 31, 32
+    let rsp = run_modules(
+        "load('a.star', 'x')\n",
+        json!({"a.star": "load('b.star', 'y')\nx = y\n", "b.star": "load('a.star', 'x')\ny = x\n"}),
+    );
+    assert!(
+        fatal(&rsp)
+            .expect("a failure")
+            .contains("cycle in load graph"),
+        "{rsp}"
+    );
+    let rsp = run_modules(
+        "load('a.star', 'x')\n",
+        json!({"a.star": "load('a.star', 'x')\n"}),
+    );
+    assert!(fatal(&rsp).expect("a failure").contains("cycle"), "{rsp}");
+}
+
+#[test]
+fn transitive_loads_evaluate_in_order() {
+    // item 33
+    let rsp = run_modules(
+        "load('a.star', 'a_val')\ndxr['status'] = {'v': a_val}\n",
+        json!({
+            "a.star": "load('b.star', 'b_val')\na_val = b_val + 1\n",
+            "b.star": "load('c.star', 'c_val')\nb_val = c_val + 1\n",
+            "c.star": "c_val = 10\n",
+        }),
+    );
+    assert_eq!(status(&rsp)["v"], 12.0);
+}
+
+#[test]
+fn modules_see_the_request_globals_and_record_into_the_same_response() {
+    // item 34
+    let rsp = run_spec(
+        json!({
+            "source": "load('lib.star', 'bucket', 'region')\nbucket('b1')\ndxr['status'] = {'region': region}\n",
+            "modules": {"lib.star": "region = get(oxr, 'spec.region', 'none')\ndef bucket(name):\n    return Resource(name, {'apiVersion': 'v1', 'kind': 'B', 'spec': struct(r = region).r})\n"},
+        }),
+        "meta: {tag: t}\nobserved:\n  composite:\n    resource:\n      spec: {region: eu-west-1}\n",
+    );
+    assert_eq!(status(&rsp)["region"], "eu-west-1");
+    assert_eq!(
+        rsp["desired"]["resources"]["b1"]["resource"]["spec"],
+        "eu-west-1"
+    );
+}
+
+#[test]
+fn modules_do_not_see_the_main_scripts_globals() {
+    // item 35
+    let rsp = run_modules(
+        "secret = 1\nload('m.star', 'x')\n",
+        json!({"m.star": "x = secret\n"}),
+    );
+    let msg = fatal(&rsp).expect("a failure");
+    assert!(msg.contains("compiling module m.star"), "{msg}");
+}
+
+#[test]
+fn a_module_has_its_own_step_budget_and_its_errors_name_it() {
+    // items 36, 37
+    let rsp = run_modules(
+        "load('m.star', 'x')\n",
+        json!({"m.star": "def spin():\n    while True:\n        pass\nspin()\nx = 1\n"}),
+    );
+    let msg = fatal(&rsp).expect("a failure");
+    assert!(
+        msg.contains("module m.star exceeded execution limit"),
+        "{msg}"
+    );
+    let rsp = run_modules("load('m.star', 'x')\n", json!({"m.star": "x = {}['k']\n"}));
+    let msg = fatal(&rsp).expect("a failure");
+    assert!(
+        msg.contains("error in module m.star") && msg.contains("m.star:1:"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn module_values_are_frozen_for_importers() {
+    // item 38
+    let rsp = run_modules(
+        "load('m.star', 'items')\nitems.append(2)\n",
+        json!({"m.star": "items = [1]\n"}),
+    );
+    assert!(fatal(&rsp).is_some(), "{rsp}");
+}
+
+#[test]
+fn private_and_missing_names_cannot_be_imported() {
+    // items 39, 40, 41
+    let modules = json!({"m.star": "load('n.star', 'inner')\n_p = 1\npublic = inner\n", "n.star": "inner = 2\n"});
+    for (name, fragment) in [("_p", "_p"), ("missing", "missing"), ("inner", "inner")] {
+        let rsp = run_modules(&format!("load('m.star', '{name}')\n"), modules.clone());
+        let msg = fatal(&rsp).expect("a failure");
+        assert!(msg.contains(fragment), "{name}: {msg}");
+    }
+}
+
+#[test]
+fn star_imports_bind_every_public_name() {
+    // items 42, 43, 44
+    let modules = json!({"m.star": "a = 1\nb = 2\nc = 3\n_hidden = 4\n", "p.star": "_only = 1\n"});
+    let rsp = run_modules(
+        "load('m.star', '*')\ndxr['status'] = {'sum': a + b + c}\n",
+        modules.clone(),
+    );
+    assert_eq!(status(&rsp)["sum"], 6.0);
+    let rsp = run_modules(
+        "load('m.star', 'a', '*')\ndxr['status'] = {'sum': a + b + c}\n",
+        modules.clone(),
+    );
+    assert_eq!(status(&rsp)["sum"], 6.0);
+    let rsp = run_modules(
+        "load('m.star', '*')\ndxr['status'] = {'h': _hidden}\n",
+        modules.clone(),
+    );
+    assert!(fatal(&rsp).is_some(), "{rsp}");
+    let rsp = run_modules(
+        "load('p.star', '*')\ndxr['status'] = {'ok': True}\n",
+        modules,
+    );
+    assert_eq!(status(&rsp)["ok"], true);
+}
+
+#[test]
+fn namespace_imports_bind_a_struct_per_module() {
+    // items 46, 47, 48, 49
+    let modules = json!({
+        "m1.star": "Account = 'one'\n",
+        "m2.star": "Account = 'two'\n",
+        "empty.star": "_x = 1\n",
+        "m.star": "x = 5\n",
+    });
+    let rsp = run_modules(
+        "load('m1.star', s1='*')\nload('m2.star', s2='*')\nload('empty.star', e='*')\nload(\n    'm.star',\n    ns='*',\n    '*',\n)\ndxr['status'] = {'a': s1.Account, 'b': s2.Account, 'e': type(e), 'x': x, 'nsx': ns.x}\n",
+        modules,
+    );
+    let s = status(&rsp);
+    assert_eq!(
+        (s["a"].clone(), s["b"].clone()),
+        (json!("one"), json!("two"))
+    );
+    assert_eq!(s["e"], "struct");
+    assert_eq!((s["x"].clone(), s["nsx"].clone()), (json!(5.0), json!(5.0)));
+}
+
+#[test]
+fn star_imports_work_transitively_and_report_cycles_and_missing_modules() {
+    // items 50, 51, 52
+    let rsp = run_modules(
+        "load('a.star', 'fa')\nload('b.star', 'fb')\ndxr['status'] = {'v': fa() + fb()}\n",
+        json!({
+            "naming.star": "def base():\n    return 1\n",
+            "a.star": "load('naming.star', '*')\ndef fa():\n    return base()\n",
+            "b.star": "load('naming.star', '*')\ndef fb():\n    return base() + 1\n",
+        }),
+    );
+    assert_eq!(status(&rsp)["v"], 3.0);
+    let rsp = run_modules(
+        "load('a.star', '*')\n",
+        json!({"a.star": "load('b.star', '*')\n", "b.star": "load('a.star', '*')\n"}),
+    );
+    assert!(fatal(&rsp).expect("a failure").contains("cycle"), "{rsp}");
+    let rsp = run_modules("load('missing.star', '*')\n", json!({}));
+    let msg = fatal(&rsp).expect("a failure");
+    assert!(
+        msg.starts_with("resolving star imports: resolving star import from"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn positions_after_a_multi_line_star_import_are_unchanged() {
+    let rsp = run_modules(
+        "load(\n    'm.star',\n    '*',\n)\nx = {}['k']\n",
+        json!({"m.star": "a = 1\n"}),
+    );
+    let msg = fatal(&rsp).expect("a failure");
+    assert!(msg.contains("composition.star:5:"), "{msg}");
+}
