@@ -1,0 +1,66 @@
+//! The embedded standard library's own Starlark tests: every
+//! `stdlib/tests/*_test.star` must run without a Fatal result (against
+//! `NAME.request.yaml` when present), and every
+//! `stdlib/tests/errors/*.star` must fail with the fragment its first line
+//! names (`# expect-error: <fragment>`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+fn scripts(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.expect("a directory entry").path())
+                .filter(|p| p.extension().is_some_and(|e| e == "star"))
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
+fn fatal(rsp: &serde_json::Value) -> Option<String> {
+    rsp["results"]
+        .as_array()?
+        .iter()
+        .find(|r| r["severity"] == "SEVERITY_FATAL")
+        .and_then(|r| r["message"].as_str())
+        .map(str::to_owned)
+}
+
+fn run(script: &Path) -> serde_json::Value {
+    let source = std::fs::read_to_string(script).expect("a readable test script");
+    let request = std::fs::read_to_string(script.with_extension("request.yaml"))
+        .unwrap_or_else(|_| "meta: {tag: stdlib-test}".to_owned());
+    common::json(&common::run(&source, &request))
+}
+
+#[test]
+fn every_stdlib_test_script_passes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib/tests");
+    let tests = scripts(&root);
+    assert!(tests.len() >= 4, "one test script per module at least");
+    for script in tests {
+        let rsp = run(&script);
+        assert!(fatal(&rsp).is_none(), "{}: {:?}", script.display(), fatal(&rsp));
+    }
+}
+
+#[test]
+fn every_stdlib_error_case_fails_as_expected() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib/tests/errors");
+    for script in scripts(&root) {
+        let source = std::fs::read_to_string(&script).expect("a readable test script");
+        let fragment = source
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("# expect-error:"))
+            .map(str::trim)
+            .unwrap_or_else(|| panic!("{}: first line must be `# expect-error: ...`", script.display()));
+        let rsp = run(&script);
+        let message = fatal(&rsp).unwrap_or_else(|| panic!("{}: expected a failure", script.display()));
+        assert!(message.contains(fragment), "{}: {message}", script.display());
+    }
+}
