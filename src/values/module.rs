@@ -9,6 +9,7 @@ use std::fmt;
 use allocative::Allocative;
 use anyhow::anyhow;
 use starlark::collections::SmallMap;
+use starlark::docs::{DocItem, DocModule};
 use starlark::environment::{Globals, GlobalsBuilder};
 use starlark::eval::{Arguments, Evaluator};
 use starlark::starlark_simple_value;
@@ -56,6 +57,20 @@ impl<'v> StarlarkValue<'v> for ModuleValue {
 
     fn dir_attr(&self) -> Vec<String> {
         self.member_names()
+    }
+
+    fn documentation(&self) -> DocItem {
+        DocItem::Module(DocModule {
+            docs: None,
+            members: self
+                .member_names()
+                .into_iter()
+                .filter_map(|name| {
+                    let member = self.members.get(&name)?;
+                    Some((name, member.to_value().documentation()))
+                })
+                .collect(),
+        })
     }
 
     fn invoke(
