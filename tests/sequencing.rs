@@ -145,7 +145,11 @@ fn a_three_level_chain_is_created_one_level_per_round() {
     for (i, want) in expected.iter().enumerate() {
         let round = cluster.reconcile(&source);
         assert_eq!(&round.desired, want, "round {i}");
-        assert_eq!(round.usages, BTreeSet::from([pair("a", "b"), pair("b", "c")]), "round {i}");
+        assert_eq!(
+            round.usages,
+            BTreeSet::from([pair("a", "b"), pair("b", "c")]),
+            "round {i}"
+        );
         if i < 2 {
             assert_eq!(round.ready, "READY_FALSE", "round {i}");
             assert_eq!(round.gate.as_deref(), Some("WaitingForDependencies"));
@@ -153,7 +157,10 @@ fn a_three_level_chain_is_created_one_level_per_round() {
         } else {
             assert_eq!(round.ready, "READY_UNSPECIFIED", "round {i}");
             assert_eq!(round.gate, None);
-            assert!(round.response["meta"].get("ttl").is_none(), "converged: no TTL");
+            assert!(
+                round.response["meta"].get("ttl").is_none(),
+                "converged: no TTL"
+            );
         }
     }
 }
@@ -168,7 +175,8 @@ fn a_diamond_waits_for_both_branches() {
         b = body("B"),
     );
     let mut cluster = Cluster::new(0);
-    let rounds: Vec<BTreeSet<String>> = (0..3).map(|_| cluster.reconcile(&source).desired).collect();
+    let rounds: Vec<BTreeSet<String>> =
+        (0..3).map(|_| cluster.reconcile(&source).desired).collect();
     assert_eq!(rounds[0], names(&["top"]));
     assert_eq!(rounds[1], names(&["left", "right", "top"]));
     assert_eq!(rounds[2], names(&["bottom", "left", "right", "top"]));
@@ -188,7 +196,9 @@ fn a_slow_provider_keeps_the_dependent_deferred_until_ready() {
     assert_eq!(desired[1], names(&["db"]), "observed but not yet Ready");
     assert_eq!(desired[2], names(&["db"]));
     assert_eq!(desired[3], names(&["app", "db"]));
-    let message = rounds[1].response["conditions"][0]["message"].as_str().unwrap_or_default();
+    let message = rounds[1].response["conditions"][0]["message"]
+        .as_str()
+        .unwrap_or_default();
     assert!(message.contains("\"db\" to have Ready=True"), "{message}");
 }
 
@@ -202,9 +212,18 @@ fn a_field_path_dependency_waits_for_the_field() {
     let mut cluster = Cluster::new(1);
     let rounds: Vec<Round> = (0..4).map(|_| cluster.reconcile(&source)).collect();
     assert_eq!(rounds[0].desired, names(&["group"]));
-    assert_eq!(rounds[1].desired, names(&["group"]), "the id is not set yet");
-    let message = rounds[1].response["conditions"][0]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("field \"status.atProvider.id\" to be ready"), "{message}");
+    assert_eq!(
+        rounds[1].desired,
+        names(&["group"]),
+        "the id is not set yet"
+    );
+    let message = rounds[1].response["conditions"][0]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains("field \"status.atProvider.id\" to be ready"),
+        "{message}"
+    );
     assert_eq!(rounds[2].desired, names(&["group", "member"]));
 }
 
@@ -246,6 +265,9 @@ fn a_dependency_cycle_is_fatal_and_names_the_cycle() {
     let mut cluster = Cluster::new(0);
     let round = cluster.reconcile(&source);
     let fatal = round.fatal.expect("a cycle is fatal");
-    assert!(fatal.contains("circular dependency detected: a -> b -> a"), "{fatal}");
+    assert!(
+        fatal.contains("circular dependency detected: a -> b -> a"),
+        "{fatal}"
+    );
     assert!(round.desired.is_empty());
 }

@@ -44,7 +44,12 @@ fn every_stdlib_test_script_passes() {
     assert!(tests.len() >= 4, "one test script per module at least");
     for script in tests {
         let rsp = run(&script);
-        assert!(fatal(&rsp).is_none(), "{}: {:?}", script.display(), fatal(&rsp));
+        assert!(
+            fatal(&rsp).is_none(),
+            "{}: {:?}",
+            script.display(),
+            fatal(&rsp)
+        );
     }
 }
 
@@ -58,9 +63,19 @@ fn every_stdlib_error_case_fails_as_expected() {
             .next()
             .and_then(|l| l.strip_prefix("# expect-error:"))
             .map(str::trim)
-            .unwrap_or_else(|| panic!("{}: first line must be `# expect-error: ...`", script.display()));
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}: first line must be `# expect-error: ...`",
+                    script.display()
+                )
+            });
         let rsp = run(&script);
-        let message = fatal(&rsp).unwrap_or_else(|| panic!("{}: expected a failure", script.display()));
-        assert!(message.contains(fragment), "{}: {message}", script.display());
+        let message =
+            fatal(&rsp).unwrap_or_else(|| panic!("{}: expected a failure", script.display()));
+        assert!(
+            message.contains(fragment),
+            "{}: {message}",
+            script.display()
+        );
     }
 }
