@@ -9,11 +9,18 @@ use crate::runtime::effects::Context;
 
 pub mod conditions;
 pub mod core;
+pub mod crypto;
+pub mod dict;
+pub mod encoding;
+pub mod json;
 pub mod observed;
 pub mod operators;
+pub mod regex;
 pub mod requirements;
 pub mod resources;
+pub mod schema;
 pub mod status;
+pub mod yaml;
 
 /// The names a script sees on top of starlark-rust's standard globals, in
 /// registration order. A golden test pins this list.
@@ -25,6 +32,13 @@ pub fn register(builder: &mut GlobalsBuilder) {
     conditions::register(builder);
     status::register(builder);
     requirements::register(builder);
+    schema::register(builder);
+    dict::register(builder);
+    json::register(builder);
+    crypto::register(builder);
+    encoding::register(builder);
+    regex::register(builder);
+    yaml::register(builder);
 }
 
 /// starlark-rust's optional extensions scripts get: `set` only. The crate's

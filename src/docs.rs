@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use starlark::docs::{DocFunction, DocItem, DocMember, DocParam, DocString};
 use starlark::environment::GlobalsBuilder;
+use starlark::values::ValueLike;
 
 use crate::builtins;
 
@@ -19,6 +20,18 @@ pub fn project_names() -> Vec<String> {
         .map(|n| n.as_str().to_owned())
         .filter(|n| !n.starts_with(crate::runtime::prepass::RESERVED_PREFIX))
         .collect()
+}
+
+/// The sorted member names of the namespace module `name`, if it is one.
+pub fn module_members(name: &str) -> Option<Vec<String>> {
+    let mut builder = GlobalsBuilder::new();
+    builtins::register(&mut builder);
+    let globals = builder.build();
+    let (_, value) = globals.iter().find(|(n, _)| *n == name)?;
+    value
+        .to_value()
+        .downcast_ref::<crate::values::module::ModuleValue>()
+        .map(crate::values::module::ModuleValue::member_names)
 }
 
 /// `docs/builtins.md`.

@@ -24,6 +24,7 @@ enum Lookup<'v> {
 
 /// Looks `key` up in any dict-like value.
 fn lookup<'v>(v: Value<'v>, key: &str) -> Lookup<'v> {
+    let v = crate::values::schema_dict::inner_dict(v).unwrap_or(v);
     if let Some(e) = Entries::of(v) {
         return e.get(key).map_or(Lookup::Missing, Lookup::Found);
     }

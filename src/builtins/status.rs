@@ -133,12 +133,13 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
 
 /// The dict-like value under `key` of a dict-like `container`.
 fn get_mapping<'v>(container: Value<'v>, key: &str) -> Option<Value<'v>> {
+    let container = crate::values::schema_dict::inner_dict(container).unwrap_or(container);
     let v = if let Some(e) = Entries::of(container) {
         e.get(key)?
     } else {
         DictRef::from_value(container)?.get_str(key)?
     };
-    (Entries::of(v).is_some() || DictRef::from_value(v).is_some()).then_some(v)
+    crate::values::mapping::is_mapping(v).then_some(v)
 }
 
 fn set_key<'v>(
@@ -147,6 +148,9 @@ fn set_key<'v>(
     value: Value<'v>,
     heap: Heap<'v>,
 ) -> anyhow::Result<()> {
+    if let Some(sd) = crate::values::schema_dict::SchemaDict::from_value(container) {
+        return sd.insert(heap.alloc(key), value);
+    }
     if let Some(e) = Entries::of(container) {
         return e.with_mut(|m| {
             m.insert(key.to_owned(), value);
