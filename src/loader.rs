@@ -60,6 +60,8 @@ impl Target {
 }
 
 /// Classifies the target `raw` of a `load` in the file `caller`.
+// Module names are matched exactly, as the reference does: `X.STAR` is not a module.
+#[allow(clippy::case_sensitive_file_extension_comparisons)]
 pub fn classify(raw: &str, caller: &str, default_registry: Option<&str>) -> Result<Target, String> {
     if raw.starts_with("./") && raw.ends_with(".star") && !raw[2..].contains('/') {
         return Err(format!(
@@ -136,13 +138,14 @@ impl Sources {
                     continue;
                 }
                 let found = match &target {
-                    Target::Stdlib(key) => stdlib::source(key)
-                        .map(|s| Found::Source(Origin::Stdlib, s.to_owned()))
-                        .unwrap_or_else(|| {
+                    Target::Stdlib(key) => stdlib::source(key).map_or_else(
+                        || {
                             Found::Error(format!(
                                 "module {key:?} not found in the standard library"
                             ))
-                        }),
+                        },
+                        |s| Found::Source(Origin::Stdlib, s.to_owned()),
+                    ),
                     Target::Local(name) => sources.read_local(name).await,
                 };
                 if let Found::Source(_, text) = &found {

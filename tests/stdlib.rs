@@ -2,7 +2,9 @@
 //! `stdlib/tests/*_test.star` must run without a Fatal result (against
 //! `NAME.request.yaml` when present), and every
 //! `stdlib/tests/errors/*.star` must fail with the fragment its first line
-//! names (`# expect-error: <fragment>`).
+//! names (`# expect-error: <fragment>`) and, when its second line says
+//! `# reject-error: <text>`, without that text. A `NAME.response.yaml`
+//! beside a test script pins its whole response.
 
 mod common;
 
@@ -58,17 +60,17 @@ fn every_stdlib_error_case_fails_as_expected() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib/tests/errors");
     for script in scripts(&root) {
         let source = std::fs::read_to_string(&script).expect("a readable test script");
-        let fragment = source
+        let Some(fragment) = source
             .lines()
             .next()
             .and_then(|l| l.strip_prefix("# expect-error:"))
-            .map(str::trim)
-            .unwrap_or_else(|| {
-                panic!(
-                    "{}: first line must be `# expect-error: ...`",
-                    script.display()
-                )
-            });
+        else {
+            panic!(
+                "{}: first line must be `# expect-error: ...`",
+                script.display()
+            );
+        };
+        let fragment = fragment.trim();
         let rsp = run(&script);
         let message =
             fatal(&rsp).unwrap_or_else(|| panic!("{}: expected a failure", script.display()));

@@ -265,9 +265,9 @@ fn statement_bounds(source: &str, at: usize) -> Option<(usize, usize)> {
     while i < bytes.len() {
         let c = bytes[i];
         match quote {
-            Some(q) if c == b'\\' => i += 1,
+            // Inside a string a backslash skips the next byte.
+            Some(_) if c == b'\\' => i += 1,
             Some(q) if c == q => quote = None,
-            Some(_) => {}
             None if c == b'"' || c == b'\'' => quote = Some(c),
             None if c == b'#' => {
                 while i < bytes.len() && bytes[i] != b'\n' {
@@ -275,7 +275,7 @@ fn statement_bounds(source: &str, at: usize) -> Option<(usize, usize)> {
                 }
             }
             None if c == b')' => return Some((start, i + 1)),
-            None => {}
+            _ => {}
         }
         i += 1;
     }
