@@ -8,6 +8,7 @@ use function_sdk_rust::proto::v1::function_runner_service_server::FunctionRunner
 use function_sdk_rust::proto::v1::{Capability, RunFunctionRequest, RunFunctionResponse};
 use function_sdk_rust::{request as sdk_request, response};
 use tonic::{Request, Response, Status};
+use tracing::Instrument;
 
 use crate::error::Error;
 use crate::input::{self, Plan, Settings};
@@ -40,12 +41,18 @@ impl StarlarkFunction {
 
     /// Answers one request.
     pub async fn handle(&self, request: RunFunctionRequest) -> RunFunctionResponse {
-        let started = Instant::now();
         let tag = request
             .meta
             .as_ref()
             .map(|m| m.tag.clone())
             .unwrap_or_default();
+        // Every log line of the request carries its tag through this span.
+        let span = tracing::info_span!("run_function", tag = %tag);
+        self.handle_tagged(request, tag).instrument(span).await
+    }
+
+    async fn handle_tagged(&self, request: RunFunctionRequest, tag: String) -> RunFunctionResponse {
+        let started = Instant::now();
         let mut rsp = response::to(&request, response::DEFAULT_TTL);
         let decoded = input::decode(request.input.as_ref())
             .and_then(|i| input::script_filename(&i).map(|filename| (i, filename)));

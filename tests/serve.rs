@@ -36,13 +36,17 @@ fn free_port() -> u16 {
 }
 
 fn start(extra_args: &[&str]) -> Server {
+    start_logging(extra_args, Stdio::null())
+}
+
+fn start_logging(extra_args: &[&str], stderr: Stdio) -> Server {
     let address = format!("127.0.0.1:{}", free_port());
     let metrics = format!("127.0.0.1:{}", free_port());
     let child = Command::new(env!("CARGO_BIN_EXE_function-starlark"))
         .args(["--address", &address, "--metrics-address", &metrics])
         .args(extra_args)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .expect("the function binary starts");
     let server = Server {
@@ -350,4 +354,27 @@ fn metrics_are_served_with_the_script_label_after_a_request() {
     ] {
         assert!(body.contains(series), "missing {series} in:\n{body}");
     }
+}
+
+#[test]
+fn structured_logs_carry_the_request_tag() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let log = dir.path().join("stderr.log");
+    let file = std::fs::File::create(&log).expect("a log file");
+    let server = start_logging(&["--insecure"], Stdio::from(file));
+    runtime().block_on(async {
+        let mut client = plaintext_client(&server.address).await;
+        client
+            .run_function(request("x = {}['missing']"))
+            .await
+            .expect("answers");
+    });
+    drop(server);
+    let text = std::fs::read_to_string(&log).expect("the log is readable");
+    let line = text
+        .lines()
+        .find(|l| l.contains("script failed"))
+        .unwrap_or_else(|| panic!("no failure logged:\n{text}"));
+    let entry: serde_json::Value = serde_json::from_str(line).expect("a JSON log line");
+    assert_eq!(entry["span"]["tag"], "serve-test", "{line}");
 }
