@@ -17,7 +17,7 @@ pub const DEFAULT_KEY: &str = "main.star";
 
 /// The input as written in the Composition (`starlark.fn.crossplane.io/v1alpha1`).
 /// `apiVersion` and `kind` are accepted but not checked, as the reference does.
-#[derive(Debug, Default, Deserialize, PartialEq)]
+#[derive(Debug, Default, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct StarlarkInput {
     /// Usually `starlark.fn.crossplane.io/v1alpha1`; not checked.
@@ -31,7 +31,7 @@ pub struct StarlarkInput {
 }
 
 /// `spec` of the input.
-#[derive(Debug, Default, Deserialize, PartialEq)]
+#[derive(Debug, Default, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Spec {
     /// The inline script.
@@ -59,7 +59,7 @@ pub struct Spec {
 }
 
 /// Where a mounted script lives: `<scripts dir>/<name>/<key>`.
-#[derive(Debug, Default, Deserialize, PartialEq)]
+#[derive(Debug, Default, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptConfigRef {
     /// The directory: the ConfigMap's mount name.

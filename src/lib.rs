@@ -23,6 +23,7 @@ use prometheus_client::registry::Registry;
 pub mod builtins;
 pub mod cli;
 pub mod convert;
+pub mod crd;
 pub mod docs;
 pub mod duration;
 pub mod error;
