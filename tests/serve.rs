@@ -332,10 +332,14 @@ fn mtls_serves_clients_with_a_certificate_from_the_ca_only() {
 
 #[test]
 fn metrics_are_served_with_the_script_label_after_a_request() {
+    const SCRIPT: &str = "db = Resource('db', {'apiVersion': 'v1', 'kind': 'DB'})\nResource('app', {'apiVersion': 'v1', 'kind': 'App'}, depends_on=[db])\nskip_resource('legacy', 'replaced')\n";
     let server = start(&["--insecure"]);
     runtime().block_on(async {
         let mut client = plaintext_client(&server.address).await;
-        client.run_function(request(GOOD)).await.expect("answers");
+        // Twice: the second run finds the compiled script in the cache.
+        for _ in 0..2 {
+            client.run_function(request(SCRIPT)).await.expect("answers");
+        }
     });
     let mut stream =
         std::net::TcpStream::connect(&server.metrics).expect("the metrics port listens");
@@ -345,11 +349,15 @@ fn metrics_are_served_with_the_script_label_after_a_request() {
     let mut body = String::new();
     stream.read_to_string(&mut body).expect("a scrape response");
     for series in [
-        "function_starlark_reconciliations_total{script=\"composition.star\"} 1",
-        "function_starlark_resources_emitted_total{script=\"composition.star\"} 1",
+        "function_starlark_reconciliations_total{script=\"composition.star\"} 2",
+        "function_starlark_reconciliation_duration_seconds_count{script=\"composition.star\"} 2",
+        "function_starlark_execution_duration_seconds_count{script=\"composition.star\"} 2",
         "function_starlark_cache_misses_total{script=\"composition.star\"} 1",
-        "function_starlark_execution_duration_seconds_count{script=\"composition.star\"} 1",
-        "function_starlark_reconciliation_duration_seconds_count{script=\"composition.star\"} 1",
+        "function_starlark_cache_hits_total{script=\"composition.star\"} 1",
+        // db each time; app is deferred (db is never observed here).
+        "function_starlark_resources_emitted_total{script=\"composition.star\"} 2",
+        "function_starlark_resources_deferred_total{script=\"composition.star\"} 2",
+        "function_starlark_resources_skipped_total{script=\"composition.star\"} 2",
         "grpc_server_handled_total{",
     ] {
         assert!(body.contains(series), "missing {series} in:\n{body}");
