@@ -19,6 +19,19 @@ if [ -z "${CRANK:-}" ] && ! command -v crank >/dev/null 2>&1; then
     fi
 fi
 
+# The OCI registry tests/oci.rs pushes module artifacts to and loads them
+# from (CNCF distribution). The tests build it themselves when it is missing;
+# installing it here keeps that out of the test timings.
+REGISTRY_MODULE=github.com/distribution/distribution/v3/cmd/registry@v3.1.2
+if [ -z "${REGISTRY_BIN:-}" ]; then
+    gobin="$(go env GOPATH)/bin"
+    if [ ! -x "$gobin/registry" ]; then
+        echo "installing the test OCI registry (${REGISTRY_MODULE})"
+        go install "${REGISTRY_MODULE}"
+    fi
+    export REGISTRY_BIN="$gobin/registry"
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --check
 echo "== cargo clippy --all-targets -- -D warnings"

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use crate::loader::oci::{OciConfig, PullPolicy, credentials};
 use crate::runtime::Limits;
 
 /// function-starlark: runs Starlark scripts as a Crossplane composition function.
@@ -30,6 +31,32 @@ pub struct Cli {
     /// Compiled scripts kept in memory.
     #[arg(long, env = "STARLARK_CACHE_SIZE", default_value_t = 256)]
     pub cache_size: usize,
+
+    /// When cached OCI module artifacts are checked again: IfNotPresent
+    /// (never) or Always (once the cache entry is older than --oci-cache-ttl).
+    #[arg(long, env = "STARLARK_OCI_PULL_POLICY", default_value = "IfNotPresent")]
+    pub oci_pull_policy: PullPolicy,
+
+    /// How long a cached OCI tag is trusted under Always (Go duration);
+    /// 0 revalidates on every request.
+    #[arg(long, env = "STARLARK_OCI_CACHE_TTL", default_value = "0", value_parser = parse_ttl)]
+    pub oci_cache_ttl: Duration,
+
+    /// Where registry-credential secrets (dockerConfigSecret) are mounted.
+    #[arg(
+        long,
+        env = "STARLARK_DOCKER_SECRETS_DIR",
+        default_value = crate::loader::oci::DEFAULT_SECRETS_DIR
+    )]
+    pub docker_secrets_dir: PathBuf,
+}
+
+/// A non-negative Go duration.
+fn parse_ttl(s: &str) -> Result<Duration, String> {
+    let nanos = crate::duration::parse_go_duration(s).map_err(|e| e.to_string())?;
+    u64::try_from(nanos)
+        .map(Duration::from_nanos)
+        .map_err(|_| format!("the OCI cache TTL must not be negative, got {s:?}"))
 }
 
 impl Cli {
@@ -40,5 +67,41 @@ impl Cli {
             max_heap_bytes: self.max_heap_mib.saturating_mul(1 << 20),
             ..Limits::default()
         }
+    }
+
+    /// The OCI resolver settings these flags ask for; the host's Docker
+    /// config is found from the process environment.
+    pub fn oci(&self) -> OciConfig {
+        OciConfig {
+            pull_policy: self.oci_pull_policy,
+            cache_ttl: self.oci_cache_ttl,
+            secrets_dir: self.docker_secrets_dir.clone(),
+            host_docker_config: credentials::host_config_path(|k| std::env::var(k).ok()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oci_flags_are_validated() {
+        let cli = Cli::try_parse_from([
+            "f",
+            "--oci-pull-policy",
+            "Always",
+            "--oci-cache-ttl",
+            "1h30m",
+        ])
+        .unwrap();
+        assert_eq!(cli.oci_pull_policy, PullPolicy::Always);
+        assert_eq!(cli.oci_cache_ttl, Duration::from_mins(90));
+        let cli = Cli::try_parse_from(["f"]).unwrap();
+        assert_eq!(cli.oci_pull_policy, PullPolicy::IfNotPresent);
+        assert_eq!(cli.oci_cache_ttl, Duration::ZERO);
+        assert!(Cli::try_parse_from(["f", "--oci-pull-policy", "Never"]).is_err());
+        assert!(Cli::try_parse_from(["f", "--oci-cache-ttl", "10"]).is_err());
+        assert!(Cli::try_parse_from(["f", "--oci-cache-ttl", "-1s"]).is_err());
     }
 }

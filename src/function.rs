@@ -13,6 +13,7 @@ use tracing::Instrument;
 use crate::error::Error;
 use crate::input::{self, Plan, Settings};
 use crate::loader::Sources;
+use crate::loader::oci::OciResolver;
 use crate::metrics::Metrics;
 use crate::runtime::apply::{self, DependencySettings};
 use crate::runtime::{Outcome, Runtime};
@@ -27,16 +28,32 @@ pub struct StarlarkFunction {
     runtime: Arc<Runtime>,
     settings: Arc<Settings>,
     metrics: Metrics,
+    oci: Arc<OciResolver>,
 }
 
 impl StarlarkFunction {
-    /// A function running scripts on `runtime`.
+    /// A function running scripts on `runtime`, with an OCI resolver of
+    /// default settings (`IfNotPresent`).
     pub fn new(runtime: Arc<Runtime>, settings: Settings, metrics: Metrics) -> Self {
         StarlarkFunction {
             runtime,
             settings: Arc::new(settings),
             metrics,
+            oci: Arc::new(OciResolver::default()),
         }
+    }
+
+    /// The same function, resolving OCI modules with `oci` (its settings
+    /// and its caches).
+    #[must_use]
+    pub fn with_oci(mut self, oci: Arc<OciResolver>) -> Self {
+        self.oci = oci;
+        self
+    }
+
+    /// The OCI resolver, shared by every request.
+    pub fn oci(&self) -> &Arc<OciResolver> {
+        &self.oci
     }
 
     /// Answers one request.
@@ -93,7 +110,14 @@ impl StarlarkFunction {
         };
         log_capabilities(&request);
         let request = Arc::new(request);
-        let sources = Sources::gather(&checked, None).await;
+        let gathered = Sources::gather(&checked, &self.oci, &request).await;
+        if let Some(elapsed) = gathered.oci_resolve {
+            self.metrics
+                .oci_resolve_duration
+                .get_or_create(labels)
+                .observe(elapsed.as_secs_f64());
+        }
+        let sources = gathered.sources?;
         let run = self
             .runtime
             .run(checked.script.clone(), sources, request.clone())

@@ -138,6 +138,21 @@ pub struct Checked {
     pub usage_api: UsageApi,
     /// `spec.sequencingTTL` as given; parsed only when dependencies exist.
     pub sequencing_ttl: Option<String>,
+    /// OCI module settings, spec values over environment values.
+    pub oci: OciSettings,
+}
+
+/// A request's OCI module settings, once spec and environment are merged.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct OciSettings {
+    /// The normalised, validated default registry short forms expand with.
+    pub default_registry: Option<String>,
+    /// Registries reached over plain HTTP, without credentials.
+    pub insecure_registries: Vec<String>,
+    /// The mounted registry-credentials secret.
+    pub docker_config_secret: Option<String>,
+    /// The request credential holding a Docker config.
+    pub docker_config_credential: Option<String>,
 }
 
 /// What a decoded input asks for.
@@ -217,6 +232,7 @@ pub fn check(input: StarlarkInput, settings: &Settings) -> Result<Plan, Error> {
         Some("v1") => UsageApi::V1,
         _ => UsageApi::V2,
     };
+    let oci = oci_settings(&spec, settings)?;
     Ok(Plan::Run(Box::new(Checked {
         script: Script { filename, source },
         script_dir,
@@ -224,7 +240,46 @@ pub fn check(input: StarlarkInput, settings: &Settings) -> Result<Plan, Error> {
         module_paths: spec.module_paths.unwrap_or_default(),
         usage_api,
         sequencing_ttl: spec.sequencing_ttl.filter(|s| !s.is_empty()),
+        oci,
     })))
+}
+
+/// Merges the OCI fields of `spec` with the environment (modules.md §2):
+/// a non-empty spec value wins. A default registry that is set must be
+/// valid, even when nothing uses it.
+fn oci_settings(spec: &Spec, settings: &Settings) -> Result<OciSettings, Error> {
+    use crate::loader::oci::reference::{normalize_default_registry, validate_default_registry};
+    let registry = non_empty(spec.oci_default_registry.as_deref())
+        .map(str::to_owned)
+        .or_else(|| settings.env("STARLARK_OCI_DEFAULT_REGISTRY"))
+        .map(|r| normalize_default_registry(&r))
+        .filter(|r| !r.is_empty());
+    if let Some(registry) = &registry {
+        validate_default_registry(registry)
+            .map_err(|e| Error::Modules(format!("validating default OCI registry: {e}")))?;
+    }
+    let insecure_registries = match spec.oci_insecure_registries.as_deref() {
+        Some(list) if !list.is_empty() => list.to_vec(),
+        _ => settings
+            .env("STARLARK_OCI_INSECURE_REGISTRIES")
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    Ok(OciSettings {
+        default_registry: registry,
+        insecure_registries,
+        docker_config_secret: non_empty(spec.docker_config_secret.as_deref())
+            .map(str::to_owned)
+            .or_else(|| settings.env("STARLARK_DOCKER_CONFIG_SECRET")),
+        docker_config_credential: non_empty(spec.docker_config_credential.as_deref())
+            .map(str::to_owned),
+    })
 }
 
 fn non_empty(s: Option<&str>) -> Option<&str> {
@@ -387,6 +442,93 @@ mod tests {
             panic!()
         };
         assert_eq!(c.usage_api, UsageApi::V1);
+    }
+
+    fn oci(
+        spec: serde_json::Value,
+        env: &'static [(&'static str, &'static str)],
+    ) -> Result<OciSettings, Error> {
+        let s = Settings {
+            scripts_dir: "/".into(),
+            env: Box::new(move |k| {
+                env.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| (*v).to_owned())
+            }),
+        };
+        let input = decode(Some(&pb(json!({"spec": spec})))).unwrap();
+        match check(input, &s)? {
+            Plan::Run(c) => Ok(c.oci),
+            Plan::Passthrough { .. } => panic!("a run was expected"),
+        }
+    }
+
+    #[test]
+    fn the_default_registry_comes_from_spec_or_environment_and_is_validated() {
+        // modules.md §17 items 15, 16, 17
+        let env: &[(&str, &str)] = &[("STARLARK_OCI_DEFAULT_REGISTRY", "ghcr.io/env")];
+        let o = oci(
+            json!({"source": "x", "ociDefaultRegistry": "ghcr.io/spec"}),
+            env,
+        )
+        .unwrap();
+        assert_eq!(o.default_registry.as_deref(), Some("ghcr.io/spec"));
+        let o = oci(json!({"source": "x"}), env).unwrap();
+        assert_eq!(o.default_registry.as_deref(), Some("ghcr.io/env"));
+        let o = oci(
+            json!({"source": "x", "ociDefaultRegistry": "oci://ghcr.io/acme/"}),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(o.default_registry.as_deref(), Some("ghcr.io/acme"));
+        let err = oci(
+            json!({"source": "x = 1", "ociDefaultRegistry": "!!!invalid!!!"}),
+            &[],
+        )
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with(
+                "validating default OCI registry: invalid default OCI registry \"!!!invalid!!!\": "
+            ),
+            "{msg}"
+        );
+        let err = oci(
+            json!({"source": "x"}),
+            &[("STARLARK_OCI_DEFAULT_REGISTRY", "acme")],
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("invalid default OCI registry"),
+            "{err}"
+        );
+        assert_eq!(
+            oci(json!({"source": "x"}), &[]).unwrap().default_registry,
+            None
+        );
+    }
+
+    #[test]
+    fn insecure_registries_and_credentials_merge_spec_and_environment() {
+        // item 77
+        let env: &[(&str, &str)] = &[
+            ("STARLARK_OCI_INSECURE_REGISTRIES", " a:1 , ,b:2"),
+            ("STARLARK_DOCKER_CONFIG_SECRET", "env-secret"),
+        ];
+        let o = oci(json!({"source": "x"}), env).unwrap();
+        assert_eq!(o.insecure_registries, ["a:1", "b:2"]);
+        assert_eq!(o.docker_config_secret.as_deref(), Some("env-secret"));
+        assert_eq!(o.docker_config_credential, None);
+        let o = oci(
+            json!({"source": "x", "ociInsecureRegistries": ["c:3"], "dockerConfigSecret": "s", "dockerConfigCredential": "c"}),
+            env,
+        )
+        .unwrap();
+        assert_eq!(o.insecure_registries, ["c:3"]);
+        assert_eq!(o.docker_config_secret.as_deref(), Some("s"));
+        assert_eq!(o.docker_config_credential.as_deref(), Some("c"));
+        let o = oci(json!({"source": "x", "ociInsecureRegistries": []}), env).unwrap();
+        assert_eq!(o.insecure_registries, ["a:1", "b:2"]);
     }
 
     #[test]

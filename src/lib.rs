@@ -45,7 +45,8 @@ pub async fn serve(cli: cli::Cli) -> Result<(), function_sdk_rust::Error> {
     let metrics = metrics::Metrics::register(&mut registry);
     let runtime = Arc::new(runtime::Runtime::new(cli.limits(), cli.cache_size));
     let settings = input::Settings::from_process(cli.scripts_dir.clone());
-    let function = function::StarlarkFunction::new(runtime, settings, metrics);
+    let oci = Arc::new(loader::oci::OciResolver::new(cli.oci()));
+    let function = function::StarlarkFunction::new(runtime, settings, metrics).with_oci(oci);
     function_sdk_rust::Server::new(function, &cli.sdk)
         .metrics_registry(registry)
         .serve()

@@ -1,16 +1,26 @@
 //! What `load()` can reach, gathered before evaluation: the loader walks
 //! the load graph from the main script, reads every module it finds
 //! (inline modules, the mounted script directory and `modulePaths`, the
-//! embedded standard library), and hands the runtime a table of sources.
+//! embedded standard library, OCI artifacts — see [`oci`]), and hands the
+//! runtime a table of sources.
 //! Evaluation then never does I/O; starlark's loader interface is
 //! synchronous, and the runtime answers it from this table.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
+use function_sdk_rust::proto::v1::RunFunctionRequest;
+
+use crate::error::Error;
 use crate::input::Checked;
 
+pub mod oci;
 pub mod stdlib;
+
+use oci::reference::{parse_url, quote};
+use oci::{Access, OciResolver, Resolution};
 
 /// Where a module came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,13 +31,15 @@ pub enum Origin {
     File,
     /// The standard library compiled into the binary.
     Stdlib,
+    /// An OCI artifact.
+    Oci,
 }
 
 /// A module's source, or why a local name could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Found {
     /// The module's text.
-    Source(Origin, String),
+    Source(Origin, Arc<str>),
     /// The lookup error, reported when a `load` reaches it.
     Error(String),
 }
@@ -47,6 +59,8 @@ pub enum Target {
     Local(String),
     /// A module of the embedded standard library.
     Stdlib(String),
+    /// A file of an OCI artifact, by its full `oci://` URL.
+    Oci(String),
 }
 
 impl Target {
@@ -54,56 +68,127 @@ impl Target {
     /// positions, and the once-per-request cache.
     pub fn key(&self) -> &str {
         match self {
-            Target::Local(k) | Target::Stdlib(k) => k,
+            Target::Local(k) | Target::Stdlib(k) | Target::Oci(k) => k,
+        }
+    }
+}
+
+/// Why a target cannot be classified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// A short form with no default registry to expand it with.
+    NoDefaultRegistry(String),
+    /// Any other rule of modules.md §5 or §8.1.
+    Invalid(String),
+}
+
+impl From<Refusal> for String {
+    fn from(r: Refusal) -> String {
+        match r {
+            Refusal::NoDefaultRegistry(m) | Refusal::Invalid(m) => m,
         }
     }
 }
 
 /// Classifies the target `raw` of a `load` in the file `caller`.
+pub fn classify(raw: &str, caller: &str, default_registry: Option<&str>) -> Result<Target, String> {
+    classify_target(raw, caller, default_registry).map_err(String::from)
+}
+
+/// [`classify`], telling a missing default registry apart.
 // Module names are matched exactly, as the reference does: `X.STAR` is not a module.
 #[allow(clippy::case_sensitive_file_extension_comparisons)]
-pub fn classify(raw: &str, caller: &str, default_registry: Option<&str>) -> Result<Target, String> {
+pub fn classify_target(
+    raw: &str,
+    caller: &str,
+    default_registry: Option<&str>,
+) -> Result<Target, Refusal> {
     if raw.starts_with("./") && raw.ends_with(".star") && !raw[2..].contains('/') {
-        return Err(format!(
-            "package-local load {raw:?} is only valid from OCI modules; caller {caller:?} is not an OCI module"
-        ));
+        if !caller.starts_with("oci://") {
+            return Err(Refusal::Invalid(format!(
+                "package-local load {} is only valid from OCI modules; caller {} is not an OCI module",
+                quote(raw),
+                quote(caller)
+            )));
+        }
+        // Relative to the caller's artifact root, with its tag or digest as written.
+        let parent = parse_url(caller).map_err(|e| {
+            Refusal::Invalid(format!(
+                "parsing OCI parent {} for package-local load {}: {e}",
+                quote(caller),
+                quote(raw)
+            ))
+        })?;
+        return Ok(Target::Oci(format!(
+            "oci://{}/{}",
+            parent.artifact.text,
+            &raw[2..]
+        )));
     }
     if !raw.starts_with("oci://") && raw.contains(':') {
-        if default_registry.is_none()
-            && let Some(key) = stdlib::resolve(raw)
-        {
-            return Ok(Target::Stdlib(key.to_owned()));
-        }
-        return Err(match default_registry {
-            None => format!(
-                "load target {raw:?} requires a default OCI registry; set STARLARK_OCI_DEFAULT_REGISTRY env var on the function pod or spec.ociDefaultRegistry in function input"
-            ),
-            Some(registry) => format!(
-                "OCI module \"oci://{registry}/{raw}\" not resolved; loading modules from OCI registries is not supported yet"
-            ),
-        });
+        return match default_registry {
+            Some(registry) => Ok(Target::Oci(format!("oci://{registry}/{raw}"))),
+            None => match stdlib::resolve(raw) {
+                Some(key) => Ok(Target::Stdlib(key.to_owned())),
+                None => Err(Refusal::NoDefaultRegistry(format!(
+                    "load target {} requires a default OCI registry; set STARLARK_OCI_DEFAULT_REGISTRY env var on the function pod or spec.ociDefaultRegistry in function input",
+                    quote(raw)
+                ))),
+            },
+        };
     }
     if raw.starts_with("oci://") {
-        return Err(format!(
-            "OCI module {raw:?} not resolved; loading modules from OCI registries is not supported yet"
-        ));
+        return Ok(Target::Oci(raw.to_owned()));
     }
     if raw.contains('/') || raw.contains('\\') {
-        return Err(format!(
-            "module name {raw:?} must not contain path separators"
-        ));
+        return Err(Refusal::Invalid(format!(
+            "module name {} must not contain path separators",
+            quote(raw)
+        )));
     }
     if !raw.ends_with(".star") {
-        return Err(format!("module name {raw:?} must end with .star"));
+        return Err(Refusal::Invalid(format!(
+            "module name {} must end with .star",
+            quote(raw)
+        )));
     }
     Ok(Target::Local(raw.to_owned()))
 }
 
+/// What gathering produced: the sources, or the Fatal error of the module
+/// phase, and the time OCI resolution took when it ran.
+pub struct Gathered {
+    /// The module table, or why the request fails.
+    pub sources: Result<Sources, Error>,
+    /// Set when the request had OCI targets to resolve.
+    pub oci_resolve: Option<Duration>,
+}
+
+/// How a file's loads are followed while gathering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scan {
+    /// The main script and inline modules: every target; a short form
+    /// without a default registry fails the request.
+    Root,
+    /// Modules read from search directories: every target that classifies.
+    File,
+    /// Files of OCI artifacts, whose OCI targets the resolver already
+    /// followed: local names and the standard library only.
+    Oci,
+}
+
 impl Sources {
-    /// Reads every module the main script can reach, following loads
-    /// transitively. Lookup failures are kept, not raised: the reference
-    /// reports them when the `load` statement runs.
-    pub async fn gather(checked: &Checked, default_registry: Option<String>) -> Sources {
+    /// Reads every module the request can reach before evaluation: walks
+    /// the loads of the main script and of every inline module, resolves
+    /// the OCI targets found (modules.md §11), and reads each local module
+    /// any of those files names, until nothing new turns up. Local lookup
+    /// failures are kept, not raised: they are reported when the `load`
+    /// statement runs.
+    pub async fn gather(
+        checked: &Checked,
+        resolver: &OciResolver,
+        request: &RunFunctionRequest,
+    ) -> Gathered {
         let mut dirs = Vec::new();
         if let Some(dir) = &checked.script_dir {
             dirs.push(dir.clone());
@@ -112,49 +197,112 @@ impl Sources {
         let mut sources = Sources {
             modules: HashMap::new(),
             dirs,
-            default_registry,
+            default_registry: checked.oci.default_registry.clone(),
         };
+        let registry = checked.oci.default_registry.as_deref();
         // The inline modules are all available whether or not they are
         // loaded; walk from the main script and from each of them.
-        let mut queue: VecDeque<(String, String)> = VecDeque::new();
+        let mut queue: VecDeque<(String, Arc<str>, Scan)> = VecDeque::new();
         queue.push_back((
             checked.script.filename.clone(),
-            checked.script.source.clone(),
+            Arc::from(checked.script.source.as_str()),
+            Scan::Root,
         ));
         for (name, text) in &checked.modules {
+            let text: Arc<str> = Arc::from(text.as_str());
             sources
                 .modules
                 .insert(name.clone(), Found::Source(Origin::Inline, text.clone()));
-            queue.push_back((name.clone(), text.clone()));
+            queue.push_back((name.clone(), text, Scan::Root));
         }
-        while let Some((caller, text)) = queue.pop_front() {
-            for raw in load_targets(&text) {
-                let Ok(target) = classify(&raw, &caller, sources.default_registry.as_deref())
-                else {
-                    continue;
-                };
-                let key = target.key().to_owned();
-                if sources.modules.contains_key(&key) {
-                    continue;
+        let mut pending = Vec::new();
+        let mut seen_oci: HashSet<String> = HashSet::new();
+        let mut resolution: Option<Resolution<'_>> = None;
+        let mut resolve_time: Option<Duration> = None;
+        loop {
+            while let Some((caller, text, scan)) = queue.pop_front() {
+                for raw in load_targets(&text) {
+                    let target = match classify_target(&raw, &caller, registry) {
+                        Ok(target) => target,
+                        Err(Refusal::NoDefaultRegistry(e)) if scan == Scan::Root => {
+                            return Gathered {
+                                sources: Err(Error::Modules(format!(
+                                    "scanning for OCI load targets: {e}"
+                                ))),
+                                oci_resolve: resolve_time,
+                            };
+                        }
+                        Err(_) => continue,
+                    };
+                    let key = target.key().to_owned();
+                    let found = match &target {
+                        Target::Oci(url) => {
+                            // A malformed URL is left to fail, naming its
+                            // problem, when its load runs.
+                            if scan != Scan::Oci
+                                && seen_oci.insert(url.clone())
+                                && let Ok(url) = parse_url(url)
+                            {
+                                pending.push(url);
+                            }
+                            continue;
+                        }
+                        _ if sources.modules.contains_key(&key) => continue,
+                        Target::Stdlib(key) => stdlib::source(key).map_or_else(
+                            || {
+                                Found::Error(format!(
+                                    "module {key:?} not found in the standard library"
+                                ))
+                            },
+                            |s| Found::Source(Origin::Stdlib, Arc::from(s)),
+                        ),
+                        Target::Local(name) => sources.read_local(name).await,
+                    };
+                    if let Found::Source(_, text) = &found {
+                        queue.push_back((key.clone(), text.clone(), Scan::File));
+                    }
+                    sources.modules.insert(key, found);
                 }
-                let found = match &target {
-                    Target::Stdlib(key) => stdlib::source(key).map_or_else(
-                        || {
-                            Found::Error(format!(
-                                "module {key:?} not found in the standard library"
-                            ))
-                        },
-                        |s| Found::Source(Origin::Stdlib, s.to_owned()),
-                    ),
-                    Target::Local(name) => sources.read_local(name).await,
-                };
-                if let Found::Source(_, text) = &found {
-                    queue.push_back((key.clone(), text.clone()));
+            }
+            if pending.is_empty() {
+                break;
+            }
+            let resolution = resolution.get_or_insert_with(|| {
+                Resolution::new(
+                    resolver,
+                    Access::new(&checked.oci, request, resolver.config()),
+                    registry,
+                )
+            });
+            let started = std::time::Instant::now();
+            let outcome = resolution.resolve(std::mem::take(&mut pending)).await;
+            resolve_time = Some(resolve_time.unwrap_or_default() + started.elapsed());
+            let entries = match outcome {
+                Ok(entries) => entries,
+                Err(e) => {
+                    return Gathered {
+                        sources: Err(Error::Modules(format!("resolving OCI modules: {e}"))),
+                        oci_resolve: resolve_time,
+                    };
                 }
-                sources.modules.insert(key, found);
+            };
+            for (key, text) in entries {
+                let known = matches!(
+                    sources.modules.get(&key),
+                    Some(Found::Source(Origin::Oci, _))
+                );
+                if !known {
+                    sources
+                        .modules
+                        .insert(key.clone(), Found::Source(Origin::Oci, text.clone()));
+                    queue.push_back((key, text, Scan::Oci));
+                }
             }
         }
-        sources
+        Gathered {
+            sources: Ok(sources),
+            oci_resolve: resolve_time,
+        }
     }
 
     async fn read_local(&self, name: &str) -> Found {
@@ -163,7 +311,7 @@ impl Sources {
             match tokio::fs::read(&path).await {
                 Ok(bytes) => {
                     return match String::from_utf8(bytes) {
-                        Ok(text) => Found::Source(Origin::File, text),
+                        Ok(text) => Found::Source(Origin::File, Arc::from(text)),
                         Err(_) => Found::Error(format!(
                             "reading module {name:?} from {}: the file is not UTF-8 text",
                             dir.display()
@@ -197,6 +345,16 @@ impl Sources {
         match self.modules.get(key) {
             Some(Found::Source(_, text)) => Ok(text),
             Some(Found::Error(e)) => Err(e.clone()),
+            None if key.starts_with("oci://") => Err(match parse_url(key) {
+                Ok(_) => format!(
+                    "OCI module {} not resolved; ensure the OCI reference was resolvable before execution",
+                    quote(key)
+                ),
+                Err(e) => format!(
+                    "OCI module {} not resolved; ensure the OCI reference was resolvable before execution ({e})",
+                    quote(key)
+                ),
+            }),
             None => Err(format!(
                 "module {key:?} not found; it was not reachable before evaluation"
             )),
@@ -208,7 +366,7 @@ impl Sources {
         Sources {
             modules: modules
                 .into_iter()
-                .map(|(k, v)| (k, Found::Source(Origin::Inline, v)))
+                .map(|(k, v)| (k, Found::Source(Origin::Inline, Arc::from(v))))
                 .collect(),
             ..Sources::default()
         }
@@ -274,6 +432,93 @@ mod tests {
             classify("starlark-stdlib:v1/naming.star", "c.star", None),
             Ok(Target::Stdlib(_))
         ));
+    }
+
+    #[test]
+    fn short_forms_expand_with_the_default_registry() {
+        // modules.md §17 items 14, 19; the embedded stdlib answers only
+        // when no default registry is configured.
+        let hex = "ab".repeat(32);
+        assert_eq!(
+            classify("lib:v1/x.star", "c.star", Some("ghcr.io/acme")),
+            Ok(Target::Oci("oci://ghcr.io/acme/lib:v1/x.star".into()))
+        );
+        assert_eq!(
+            classify(
+                &format!("lib@sha256:{hex}/x.star"),
+                "c.star",
+                Some("ghcr.io/acme")
+            ),
+            Ok(Target::Oci(format!(
+                "oci://ghcr.io/acme/lib@sha256:{hex}/x.star"
+            )))
+        );
+        assert_eq!(
+            classify(
+                "starlark-stdlib:v1/naming.star",
+                "c.star",
+                Some("ghcr.io/acme")
+            ),
+            Ok(Target::Oci(
+                "oci://ghcr.io/acme/starlark-stdlib:v1/naming.star".into()
+            ))
+        );
+        // Any colon makes a target OCI, valid or not.
+        assert_eq!(
+            classify("a:b.star", "c.star", Some("r.io")),
+            Ok(Target::Oci("oci://r.io/a:b.star".into()))
+        );
+        assert!(matches!(
+            classify_target("lib:v1/x.star", "c.star", None),
+            Err(Refusal::NoDefaultRegistry(_))
+        ));
+    }
+
+    #[test]
+    fn package_local_loads_are_relative_to_the_callers_artifact_root() {
+        let hex = "cd".repeat(32);
+        for (caller, expected) in [
+            (
+                "oci://r.io/acme/p:v2/apps/v1.star",
+                "oci://r.io/acme/p:v2/meta.star",
+            ),
+            (
+                &format!("oci://r.io/acme/p@sha256:{hex}/main.star") as &str,
+                &format!("oci://r.io/acme/p@sha256:{hex}/meta.star") as &str,
+            ),
+        ] {
+            assert_eq!(
+                classify("./meta.star", caller, None),
+                Ok(Target::Oci(expected.to_owned()))
+            );
+        }
+        let err = classify("./x.star", "oci://bad", None).unwrap_err();
+        assert!(err.contains("parsing OCI parent"), "{err}");
+        // Explicit OCI targets are kept as written; local names stay local
+        // whoever the caller is.
+        assert_eq!(
+            classify("oci://r.io/a/b:v1/x.star", "c.star", None),
+            Ok(Target::Oci("oci://r.io/a/b:v1/x.star".into()))
+        );
+        assert_eq!(
+            classify("h.star", "oci://r.io/a/b:v1/x.star", None),
+            Ok(Target::Local("h.star".into()))
+        );
+    }
+
+    #[test]
+    fn unresolved_oci_modules_say_so_and_why() {
+        let sources = Sources::default();
+        let err = sources.get("oci://r.io/acme/lib:v1/x.star").unwrap_err();
+        assert_eq!(
+            err,
+            "OCI module \"oci://r.io/acme/lib:v1/x.star\" not resolved; ensure the OCI reference was resolvable before execution"
+        );
+        let err = sources.get("oci://r.io/acme/lib/x.star").unwrap_err();
+        assert!(
+            err.contains("not resolved") && err.contains("tag or digest required"),
+            "{err}"
+        );
     }
 
     #[test]

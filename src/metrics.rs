@@ -20,6 +20,8 @@ pub struct Metrics {
     pub reconciliation_duration: Histograms,
     /// Compile (or cache lookup) plus run time of the main script.
     pub execution_duration: Histograms,
+    /// Time spent resolving OCI modules, when a request has OCI targets.
+    pub oci_resolve_duration: Histograms,
     /// Compiled-script cache hits.
     pub cache_hits: Family<Labels, Counter>,
     /// Compilations.
@@ -47,6 +49,7 @@ impl Metrics {
             reconciliations: Family::default(),
             reconciliation_duration: Family::new_with_constructor(reconciliation_histogram),
             execution_duration: Family::new_with_constructor(execution_histogram),
+            oci_resolve_duration: Family::new_with_constructor(reconciliation_histogram),
             cache_hits: Family::default(),
             cache_misses: Family::default(),
             resources_emitted: Family::default(),
@@ -68,6 +71,11 @@ impl Metrics {
             "function_starlark_execution_duration_seconds",
             "Time spent executing Starlark scripts (compilation + run)",
             m.execution_duration.clone(),
+        );
+        registry.register(
+            "function_starlark_oci_resolve_duration_seconds",
+            "Time spent resolving OCI modules",
+            m.oci_resolve_duration.clone(),
         );
         registry.register(
             "function_starlark_cache_hits",
