@@ -59,7 +59,23 @@ fn parse_ttl(s: &str) -> Result<Duration, String> {
         .map_err(|_| format!("the OCI cache TTL must not be negative, got {s:?}"))
 }
 
+/// The reference's environment variables for flags the SDK declares
+/// without one: `(variable, flag, takes a value)`.
+const FLAG_ENV: [(&str, &str, bool); 3] = [
+    ("FUNCTION_ADDRESS", "--address", true),
+    ("FUNCTION_INSECURE", "--insecure", false),
+    ("MAX_RECV_MESSAGE_SIZE", "--max-recv-message-size", true),
+];
+
 impl Cli {
+    /// Parses the process arguments. A flag given on the command line
+    /// beats its environment variable, which beats the default.
+    pub fn from_process() -> Cli {
+        Cli::parse_from(with_env_flags(std::env::args().collect(), |name| {
+            std::env::var(name).ok()
+        }))
+    }
+
     /// The run limits these flags ask for.
     pub fn limits(&self) -> Limits {
         Limits {
@@ -103,5 +119,82 @@ mod tests {
         assert!(Cli::try_parse_from(["f", "--oci-pull-policy", "Never"]).is_err());
         assert!(Cli::try_parse_from(["f", "--oci-cache-ttl", "10"]).is_err());
         assert!(Cli::try_parse_from(["f", "--oci-cache-ttl", "-1s"]).is_err());
+    }
+}
+
+/// Appends the flags the reference reads from its environment variables
+/// when the command line does not give them. `MAX_RECV_MESSAGE_SIZE` is in
+/// MiB, as in the reference; the SDK's flag is in bytes.
+fn with_env_flags(mut args: Vec<String>, env: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    for (variable, flag, takes_value) in FLAG_ENV {
+        let given = args
+            .iter()
+            .any(|a| a == flag || a.starts_with(&format!("{flag}=")));
+        let Some(value) = env(variable).filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        if given {
+            continue;
+        }
+        if !takes_value {
+            if matches!(value.as_str(), "true" | "True" | "TRUE" | "1") {
+                args.push(flag.to_owned());
+            }
+            continue;
+        }
+        let value = if variable == "MAX_RECV_MESSAGE_SIZE" {
+            match value.parse::<usize>() {
+                Ok(mib) => (mib << 20).to_string(),
+                Err(_) => value,
+            }
+        } else {
+            value
+        };
+        args.push(format!("{flag}={value}"));
+    }
+    args
+}
+
+#[cfg(test)]
+mod env_tests {
+    use super::*;
+
+    fn parse(args: &[&str], env: &[(&str, &str)]) -> Cli {
+        let args = args.iter().map(|s| (*s).to_owned()).collect();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        Cli::parse_from(with_env_flags(args, |name| {
+            env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        }))
+    }
+
+    #[test]
+    fn the_reference_environment_variables_set_flags_the_command_line_leaves_out() {
+        let cli = parse(
+            &["function-starlark"],
+            &[
+                ("FUNCTION_ADDRESS", "127.0.0.1:9555"),
+                ("FUNCTION_INSECURE", "true"),
+                ("MAX_RECV_MESSAGE_SIZE", "8"),
+            ],
+        );
+        assert_eq!(cli.sdk.address, "127.0.0.1:9555");
+        assert!(cli.sdk.insecure);
+        assert_eq!(cli.sdk.max_recv_message_size, Some(8 << 20));
+    }
+
+    #[test]
+    fn a_flag_beats_its_environment_variable() {
+        let cli = parse(
+            &["function-starlark", "--address", "127.0.0.1:1"],
+            &[
+                ("FUNCTION_ADDRESS", "127.0.0.1:2"),
+                ("FUNCTION_INSECURE", "false"),
+            ],
+        );
+        assert_eq!(cli.sdk.address, "127.0.0.1:1");
+        assert!(!cli.sdk.insecure);
     }
 }
