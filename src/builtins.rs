@@ -20,6 +20,7 @@ pub mod requirements;
 pub mod resources;
 pub mod schema;
 pub mod status;
+pub mod text;
 pub mod yaml;
 
 /// The names a script sees on top of starlark-rust's standard globals, in

@@ -86,8 +86,9 @@ const NAMESPACES: [(&str, &[&str]); 6] = [
     ("yaml", &["decode", "decode_stream", "encode"]),
 ];
 
-/// The Go dialect's `print` and `fail` replace the interpreter's own.
-const UNIVERSE_REPLACEMENTS: [&str; 2] = ["print", "fail"];
+/// The Go dialect's `print`, `fail`, `str`, `repr` and `hash` replace the
+/// interpreter's own.
+const UNIVERSE_REPLACEMENTS: [&str; 5] = ["print", "fail", "str", "repr", "hash"];
 
 #[test]
 fn scripts_see_exactly_the_reference_names() {

@@ -1,10 +1,16 @@
-//! Operator redirections. The compiler rewrites `a * b` and `a + b` into
-//! calls of these functions (names scripts cannot spell: the pre-pass
-//! refuses the `_sl_` prefix), so that repeats and concatenations that
-//! would exhaust memory fail with an error instead of aborting the
-//! process. starlark-rust checks its own heap limit only every 1000 ticks,
-//! which a handful of doublings outruns; here the projected size of the
-//! result is checked before it is allocated.
+//! Operator redirections. The compiler rewrites `a * b`, `a + b`, `a % b`
+//! and `a << b` into calls of these functions (names scripts cannot spell:
+//! the pre-pass refuses the `_sl_` prefix).
+//!
+//! * `*` and `+`: repeats and concatenations that would exhaust memory fail
+//!   with an error instead of aborting the process. starlark-rust checks its
+//!   own heap limit only every 1000 ticks, which a handful of doublings
+//!   outruns; here the projected size of the result is checked before it is
+//!   allocated.
+//! * `%` with a string on the left interpolates as go.starlark.net does
+//!   (`%c`, `%i`, `%(key)s`, Go's float and string text).
+//! * `<<` shifts ints with arbitrary precision and Go's limits, where
+//!   starlark-rust 0.14.2 wraps at 32 bits.
 
 use anyhow::anyhow;
 use starlark::environment::GlobalsBuilder;
@@ -13,12 +19,21 @@ use starlark::starlark_module;
 use starlark::values::Value;
 
 use crate::builtins::context;
+use crate::builtins::text::{self, FormatError};
 
 /// The most elements a repeat may produce: Go's cap.
 const MAX_ELEMENTS: u64 = 1 << 30;
 
 /// The binary operators redirected, and the functions they call.
-pub const REDIRECTS: [(&str, &str); 2] = [("*", "_sl_mul"), ("+", "_sl_add")];
+pub const REDIRECTS: [(&str, &str); 4] = [
+    ("*", "_sl_mul"),
+    ("+", "_sl_add"),
+    ("%", "_sl_mod"),
+    ("<<", "_sl_shl"),
+];
+
+/// Go's largest left-shift count, plus one.
+const MAX_SHIFT: u32 = 512;
 
 /// A sequence's element count and the bytes one element takes.
 fn sequence(v: Value) -> Option<(u64, u64)> {
@@ -95,5 +110,52 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
             .map_err(starlark::Error::new_other)?;
         }
         a.add(b, eval.heap())
+    }
+
+    /// `a % b`: Go's string interpolation when `a` is a string.
+    fn _sl_mod<'v>(
+        #[starlark(require = pos)] a: Value<'v>,
+        #[starlark(require = pos)] b: Value<'v>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> starlark::Result<Value<'v>> {
+        let Some(format) = a.unpack_str() else {
+            return a.percent(b, eval.heap());
+        };
+        match text::interpolate(format, b, &text::renderer(eval)) {
+            Ok(s) => Ok(eval.heap().alloc(s)),
+            Err(FormatError::Go(message)) => Err(starlark::Error::new_other(anyhow!(message))),
+            Err(FormatError::TooLong) => Err(starlark::Error::new_other(text::too_long(
+                eval,
+                "string interpolation",
+            ))),
+        }
+    }
+
+    /// `a << b`: ints shift with arbitrary precision; Go refuses a negative
+    /// count and a count of 512 or more.
+    fn _sl_shl<'v>(
+        #[starlark(require = pos)] a: Value<'v>,
+        #[starlark(require = pos)] b: Value<'v>,
+        eval: &mut Evaluator<'v, '_, '_>,
+    ) -> starlark::Result<Value<'v>> {
+        let (Some(x), Some(count)) = (text::int_of(a), text::int_of(b)) else {
+            return a.left_shift(b, eval.heap());
+        };
+        let fail = |message: String| Err(starlark::Error::new_other(anyhow!(message)));
+        let Ok(count) = i32::try_from(&count) else {
+            return fail(format!("{count} out of range"));
+        };
+        if count < 0 {
+            return fail(format!("negative shift count: {count}"));
+        }
+        let count = count.unsigned_abs();
+        if count >= MAX_SHIFT {
+            return fail(format!("shift count too large: {count}"));
+        }
+        let shifted = x << count;
+        Ok(match i64::try_from(&shifted) {
+            Ok(small) => eval.heap().alloc(small),
+            Err(_) => eval.heap().alloc(shifted),
+        })
     }
 }

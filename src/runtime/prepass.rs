@@ -12,7 +12,10 @@
 //!   `if not (COND): break`;
 //! * the identifier `assert` is renamed to `_sl_assert` (also inside the
 //!   symbol strings of `load` statements);
-//! * `.pop(-1)` becomes `.pop()`.
+//! * `.pop(-1)` becomes `.pop()`;
+//! * `name %= x`, `name <<= x` and `name *= x` become
+//!   `name = name % (x)` (and so on), so that the operator redirections
+//!   apply to them.
 //!
 //! Every rewrite is recorded in a [`LineMap`] so that positions reported for
 //! the rewritten text can be mapped back to the user's source.
@@ -26,6 +29,11 @@ pub const RESERVED_PREFIX: &str = "_sl_";
 
 /// The name `assert` is renamed to, because `starlark` reserves `assert`.
 const RENAMED_ASSERT: &str = "_sl_assert";
+
+/// The augmented assignments rewritten to plain ones when their target is a
+/// name, so that the redirected operators (`%`, `<<`, `*`) apply to them.
+/// `+=` stays: on a list it updates in place.
+const REWRITTEN_AUGMENTED: [&str; 3] = ["%", "<<", "*"];
 
 /// Upper bound on the number of iterations of a rewritten `while` loop.
 const WHILE_BOUND: &str = "0x7fffffff";
@@ -157,6 +165,9 @@ pub fn prepass(source: &str) -> Result<Prepassed, PrepassError> {
         || source.contains("while")
         || source.contains("assert")
         || source.contains("pop")
+        || source.contains("%=")
+        || source.contains("*=")
+        || source.contains("<<=")
         || source.contains(RESERVED_PREFIX);
     if !needs_work {
         return Ok(identity(source));
@@ -573,28 +584,40 @@ impl Rewriter<'_> {
         let mut index = 0;
         let mut depth = 0usize;
         let mut statement_start = true;
+        // Where a simple statement may begin: a statement start, or after a
+        // `;` or a compound header's `:` on the same line.
+        let mut simple_start = true;
         while let Some(&token) = self.tokens.get(index) {
             let at_start = statement_start && depth == 0;
             match token.kind {
                 Kind::Newline => {
                     if depth == 0 {
                         statement_start = true;
+                        simple_start = true;
                     }
                     index = self.emit(index)?;
                 }
                 kind if kind.is_trivia() => index = self.emit(index)?,
                 Kind::Name if at_start && self.text(token) == "while" => {
                     (index, statement_start) = self.rewrite_while(index)?;
+                    simple_start = true;
+                }
+                Kind::Name if simple_start && depth == 0 && self.augmented(index).is_some() => {
+                    index = self.rewrite_augmented(index)?;
+                    statement_start = false;
+                    simple_start = false;
                 }
                 _ => {
                     if at_start && token.kind == Kind::Name && self.text(token) == "load" {
                         self.mark_load_symbols(index)?;
                     }
                     statement_start = false;
+                    simple_start = false;
                     if token.kind == Kind::Punct {
                         match self.text(token) {
                             "(" | "[" | "{" => depth += 1,
                             ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                            ";" | ":" if depth == 0 => simple_start = true,
                             _ => {}
                         }
                     }
@@ -603,6 +626,76 @@ impl Rewriter<'_> {
             }
         }
         Ok(())
+    }
+
+    /// For `NAME OP= EXPR` with `OP` one of [`REWRITTEN_AUGMENTED`] and the
+    /// name at `index`: the operator's first token, the `=` token and the
+    /// last token of `EXPR`.
+    fn augmented(&self, index: usize) -> Option<(usize, usize, usize)> {
+        let op = self.skip_spaces(index + 1);
+        let adjacent = |a: usize, b: usize| self.tokens[a].end == self.tokens[b].start;
+        let mut eq = op;
+        let mut spelled = String::new();
+        while let Some(t) = self.tokens.get(eq).filter(|t| t.kind == Kind::Punct) {
+            if eq > op && !adjacent(eq - 1, eq) {
+                return None;
+            }
+            spelled.push_str(self.text(*t));
+            if spelled.ends_with('=') || spelled.len() > 3 {
+                break;
+            }
+            eq += 1;
+        }
+        let operator = spelled.strip_suffix('=')?;
+        if !REWRITTEN_AUGMENTED.contains(&operator) {
+            return None;
+        }
+        let mut depth = 0usize;
+        let mut last = None;
+        for (at, t) in self.tokens.iter().enumerate().skip(eq + 1) {
+            match (t.kind, self.text(*t)) {
+                (Kind::Newline | Kind::Comment, _) | (Kind::Punct, ";") if depth == 0 => break,
+                (Kind::Punct, "(" | "[" | "{") => depth += 1,
+                (Kind::Punct, ")" | "]" | "}") => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if !t.kind.is_trivia() {
+                last = Some(at);
+            }
+        }
+        Some((op, eq, last?))
+    }
+
+    /// Rewrites `NAME OP= EXPR` (the name at `index`) as
+    /// `NAME = NAME OP (EXPR)`, which is what Go defines it as, so that the
+    /// operator redirections reach it. Returns the index of the next token.
+    fn rewrite_augmented(&mut self, index: usize) -> Result<usize, PrepassError> {
+        let Some((op, eq, last)) = self.augmented(index) else {
+            return self.emit(index);
+        };
+        let name = self.tokens[index];
+        let operator = self.src[self.tokens[op].start..self.tokens[eq].start].to_owned();
+        let spelled = if self.text(name) == "assert" {
+            RENAMED_ASSERT.to_owned()
+        } else {
+            self.text(name).to_owned()
+        };
+        for at in index..op {
+            self.emit_one(at)?;
+        }
+        let op_token = self.tokens[op];
+        self.out.synthetic(
+            &format!("= {spelled} {operator} ("),
+            op_token.line,
+            op_token.col,
+        );
+        let mut at = self.skip_spaces(eq + 1);
+        while at <= last {
+            at = self.emit(at)?;
+        }
+        let end = self.tokens[last];
+        self.out.synthetic(")", end.line, end.col);
+        Ok(at)
     }
 
     /// Emits the token at `index` (or a `.pop(-1)` sequence starting there)
@@ -1186,6 +1279,59 @@ mod tests {
         let source = "while s.pop(-1):\n    pass\n";
         let expected = "for _sl_w0 in range(0x7fffffff):\n    if not (s.pop()): break\n    pass\n";
         assert_eq!(rewrite(source), expected);
+    }
+
+    // --- augmented assignment -----------------------------------------------
+
+    #[test]
+    fn redirected_augmented_assignments_to_a_name_become_plain_assignments() {
+        assert_eq!(
+            rewrite("s %= (1, 2)\nx <<= n + 1\nl *= 3\n"),
+            "s = s % ((1, 2))\nx = x << (n + 1)\nl = l * (3)\n"
+        );
+    }
+
+    #[test]
+    fn augmented_assignment_columns_map_back_to_the_original() {
+        let p = rewrite_with_map("  x %= y  # note\n");
+        assert_eq!(p.text, "  x = x % (y)  # note\n");
+        assert_eq!(p.map.original(0, 2), (0, 2));
+        // The synthetic `= x % (` stands for the operator.
+        assert_eq!(p.map.original(0, 4), (0, 4));
+        assert_eq!(p.map.original(0, 8), (0, 4));
+        assert_eq!(p.map.original(0, 11), (0, 7));
+        // `)` stands for the end of the expression; the comment is original.
+        assert_eq!(p.map.original(0, 12), (0, 7));
+        assert_eq!(p.map.original(0, 13), (0, 8));
+        assert_eq!(p.map.original(0, 15), (0, 10));
+    }
+
+    #[test]
+    fn augmented_assignment_after_a_colon_or_semicolon_and_over_lines() {
+        assert_eq!(
+            rewrite("if c: x %= 2\na = 1; b *= [\n    1,\n]\n"),
+            "if c: x = x % (2)\na = 1; b = b * ([\n    1,\n])\n"
+        );
+        assert_eq!(
+            rewrite("while c: x <<= 1\n"),
+            "for _sl_w0 in range(0x7fffffff):\n    if not (c): break\n    x = x << (1)\n"
+        );
+    }
+
+    #[test]
+    fn other_augmented_assignments_and_targets_are_untouched() {
+        let source =
+            "x += [1]\nx -= 1\nx[0] %= 2\nx.y *= 2\nx //= 2\nx >>= 1\nf(a *= 2)\nx % = 1\n";
+        assert_eq!(rewrite(source), source);
+    }
+
+    #[test]
+    fn augmented_assignment_keeps_the_other_rewrites() {
+        assert_eq!(
+            rewrite("assert %= l.pop(-1)\n"),
+            "_sl_assert = _sl_assert % (l.pop())\n"
+        );
+        assert_eq!(error("_sl_x %= 1\n").column, 1);
     }
 
     // --- line map -----------------------------------------------------------

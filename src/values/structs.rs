@@ -49,6 +49,9 @@ impl Freeze for Record<'_> {
     }
 }
 
+/// The struct's repr, with its fields written as go.starlark.net writes
+/// them ([`crate::builtins::text`]), wherever the interpreter itself shows
+/// a struct (`str.format`, error messages).
 impl<'v, V: ValueLike<'v>> fmt::Display for RecordGen<V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("struct(")?;
@@ -60,7 +63,7 @@ impl<'v, V: ValueLike<'v>> fmt::Display for RecordGen<V> {
                 f,
                 "{} = {}",
                 crate::runtime::prepass::unreserve(k),
-                v.to_repr()
+                crate::builtins::text::repr(v)
             )?;
         }
         f.write_str(")")
