@@ -21,6 +21,13 @@ pub fn format_g(f: f64) -> String {
     let exp: i32 = exp.parse().expect("`{:e}` exponent is an integer");
     let negative = mantissa.starts_with('-');
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    layout_g(negative, &digits, exp)
+}
+
+/// Lays out shortest `digits` with decimal exponent `exp` as Go's `%g` with
+/// precision -1: exponent form when `exp` is below -4 or at least 6, with a
+/// two-digit minimum exponent; fixed notation otherwise.
+pub fn layout_g(negative: bool, digits: &str, exp: i32) -> String {
     let mut out = String::with_capacity(digits.len() + 8);
     if negative {
         out.push('-');
@@ -41,7 +48,7 @@ pub fn format_g(f: f64) -> String {
     } else if exp >= 0 {
         let int_len = usize::try_from(exp).expect("exp is in 0..6") + 1;
         if digits.len() <= int_len {
-            out.push_str(&digits);
+            out.push_str(digits);
             out.extend(std::iter::repeat_n('0', int_len - digits.len()));
         } else {
             out.push_str(&digits[..int_len]);
@@ -52,7 +59,7 @@ pub fn format_g(f: f64) -> String {
         out.push_str("0.");
         let zeros = usize::try_from(-exp - 1).expect("exp is in -4..0");
         out.extend(std::iter::repeat_n('0', zeros));
-        out.push_str(&digits);
+        out.push_str(digits);
     }
     out
 }

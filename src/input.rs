@@ -287,7 +287,7 @@ fn non_empty(s: Option<&str>) -> Option<&str> {
 }
 
 /// True when `p` is non-empty, relative, and never climbs above its base.
-fn stays_inside(p: &str) -> bool {
+pub(crate) fn stays_inside(p: &str) -> bool {
     if p.is_empty() {
         return false;
     }

@@ -111,42 +111,7 @@ fn format_g32(f: f64) -> String {
         return if x.is_sign_negative() { "-0" } else { "0" }.to_owned();
     }
     let (negative, digits, exp) = shortest_digits(&format!("{x:e}"));
-    let mut out = String::new();
-    if negative {
-        out.push('-');
-    }
-    if !(-4..6).contains(&exp) {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        let magnitude = exp.unsigned_abs();
-        if magnitude < 10 {
-            out.push('0');
-        }
-        out.push_str(&magnitude.to_string());
-    } else if exp >= 0 {
-        let int_len = usize::try_from(exp).unwrap_or(0) + 1;
-        if digits.len() <= int_len {
-            out.push_str(&digits);
-            out.extend(std::iter::repeat_n('0', int_len - digits.len()));
-        } else {
-            out.push_str(&digits[..int_len]);
-            out.push('.');
-            out.push_str(&digits[int_len..]);
-        }
-    } else {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n(
-            '0',
-            usize::try_from(-exp - 1).unwrap_or(0),
-        ));
-        out.push_str(&digits);
-    }
-    out
+    crate::gofmt::layout_g(negative, &digits, exp)
 }
 
 // ---------------------------------------------------------------------------

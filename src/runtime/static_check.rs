@@ -224,26 +224,12 @@ fn is_synthetic(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use starlark::syntax::{Dialect, DialectTypes};
+    use starlark::syntax::AstModule;
 
     use super::*;
     use crate::runtime::prepass::prepass;
 
-    /// The project's dialect (`dialect()` in src/runtime.rs).
-    fn dialect() -> Dialect {
-        Dialect {
-            enable_def: true,
-            enable_lambda: true,
-            enable_load: true,
-            enable_keyword_only_arguments: true,
-            enable_positional_only_arguments: false,
-            enable_types: DialectTypes::Disable,
-            enable_load_reexport: false,
-            enable_top_level_stmt: true,
-            enable_f_strings: false,
-            ..Dialect::Standard
-        }
-    }
+    use crate::runtime::dialect;
 
     /// Pre-passes, parses and checks `source` as `t.star`; the error as
     /// `LINE:COL: MESSAGE`.

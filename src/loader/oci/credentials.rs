@@ -140,7 +140,7 @@ impl Keychain {
             sources.push(config);
         }
         if let Some(name) = secret
-            && is_local_relative(name)
+            && crate::input::stays_inside(name)
         {
             let dir = secrets_dir.join(name);
             if dir.is_dir()
@@ -175,27 +175,6 @@ pub fn host_config_path(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf>
     env("HOME")
         .filter(|h| !h.is_empty())
         .map(|home| PathBuf::from(home).join(".docker").join("config.json"))
-}
-
-/// Non-empty, relative, and never climbing above its base.
-fn is_local_relative(name: &str) -> bool {
-    use std::path::Component;
-    if name.is_empty() {
-        return false;
-    }
-    let mut depth = 0usize;
-    for component in Path::new(name).components() {
-        match component {
-            Component::Normal(_) => depth += 1,
-            Component::CurDir => {}
-            Component::ParentDir => match depth.checked_sub(1) {
-                Some(d) => depth = d,
-                None => return false,
-            },
-            Component::RootDir | Component::Prefix(_) => return false,
-        }
-    }
-    true
 }
 
 #[cfg(test)]
