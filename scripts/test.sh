@@ -37,4 +37,10 @@ cargo fmt --check
 echo "== cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets --quiet -- -D warnings
 echo "== cargo test"
-cargo test
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+cargo test 2>&1 | tee "$log"
+# cargo's last runner line is the doc tests' (none here); close with the
+# total over every test binary so the summary is the whole run's.
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+     END { printf "%d passed, %d failed\n", p, f }' "$log"
