@@ -310,3 +310,19 @@ fn positions_after_a_multi_line_star_import_are_unchanged() {
     let msg = fatal(&rsp).expect("a failure");
     assert!(msg.contains("composition.star:5:"), "{msg}");
 }
+
+#[test]
+fn builtins_called_from_module_functions_write_the_request_but_module_code_cannot_write_dxr() {
+    let rsp = run_modules(
+        "load('lib.star', 'publish')\npublish('v1')\n",
+        json!({"lib.star": "def publish(v):\n    set_xr_status('version', v)\n    set_condition('Published', 'True', 'Done', v)\n"}),
+    );
+    assert_eq!(status(&rsp)["version"], "v1");
+    assert_eq!(rsp["conditions"][0]["type"], "Published");
+    let rsp = run_modules(
+        "load('lib.star', 'x')\n",
+        json!({"lib.star": "dxr['status'] = {'a': 1}\nx = 1\n"}),
+    );
+    let msg = fatal(&rsp).expect("module code cannot write dxr");
+    assert!(msg.contains("error in module lib.star"), "{msg}");
+}
