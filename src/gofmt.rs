@@ -14,14 +14,17 @@ pub fn format_g(f: f64) -> String {
         return if f.is_sign_negative() { "-0" } else { "0" }.to_owned();
     }
     // Rust's `{:e}` prints the shortest round-tripping digits, like Go's -1.
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci
-        .split_once('e')
-        .expect("`{:e}` output always has an exponent");
-    let exp: i32 = exp.parse().expect("`{:e}` exponent is an integer");
+    let (negative, digits, exp) = shortest_digits(&format!("{f:e}"));
+    layout_g(negative, &digits, exp)
+}
+
+/// The sign, digits and decimal exponent of Rust's `{:e}` text of a float
+/// (the shortest digits that round-trip): `(false, "15", 0)` for 1.5.
+pub fn shortest_digits(sci: &str) -> (bool, String, i32) {
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
     let negative = mantissa.starts_with('-');
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    layout_g(negative, &digits, exp)
+    (negative, digits, exp.parse().unwrap_or(0))
 }
 
 /// Lays out shortest `digits` with decimal exponent `exp` as Go's `%g` with

@@ -510,9 +510,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn an_infinite_loop_is_stopped_with_the_reference_message() {
-        let runtime = Runtime::new(Limits::default(), 4);
+    /// How `while True: pass` ends under `limits`.
+    fn endless_loop(limits: Limits) -> Error {
+        let runtime = Runtime::new(limits, 4);
         let script = Script {
             filename: "loop.star".to_owned(),
             source: "while True:\n    pass\n".to_owned(),
@@ -526,6 +526,12 @@ mod tests {
         let Outcome::Failed(e) = run.outcome else {
             panic!("the loop must fail")
         };
+        e
+    }
+
+    #[test]
+    fn an_infinite_loop_is_stopped_with_the_reference_message() {
+        let e = endless_loop(Limits::default());
         assert_eq!(
             e.to_string(),
             format!("starlark execution failed: {STEP_LIMIT_MESSAGE}")
@@ -539,20 +545,7 @@ mod tests {
             max_ticks: u64::MAX,
             ..Limits::default()
         };
-        let runtime = Runtime::new(limits, 4);
-        let script = Script {
-            filename: "slow.star".to_owned(),
-            source: "while True:\n    pass\n".to_owned(),
-        };
-        let run = runtime.run_blocking(
-            &script,
-            &Sources::default(),
-            Arc::default(),
-            &AtomicBool::new(false),
-        );
-        let Outcome::Failed(e) = run.outcome else {
-            panic!("the loop must fail")
-        };
+        let e = endless_loop(limits);
         assert!(e.to_string().contains("wall-clock limit"), "{e}");
     }
 }

@@ -38,15 +38,6 @@ const MAX_STREAM_DOCUMENTS: usize = 256;
 // ---------------------------------------------------------------------------
 // Go's number text.
 
-/// The digits and decimal exponent of the shortest text that round-trips
-/// `f` (finite, non-zero magnitude irrelevant): `("15", 0)` for 1.5.
-fn shortest_digits(sci: &str) -> (bool, String, i32) {
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
-    let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    (negative, digits, exp.parse().unwrap_or(0))
-}
-
 /// Go's `encoding/json` text of a finite float: fixed notation with the
 /// shortest digits, or exponent notation (`1e-7`, `1e+21`) below 1e-6 or
 /// from 1e21 on.
@@ -55,7 +46,7 @@ pub(crate) fn go_json_float(f: f64) -> String {
     if abs == 0.0 {
         return if f.is_sign_negative() { "-0" } else { "0" }.to_owned();
     }
-    let (negative, digits, exp) = shortest_digits(&format!("{f:e}"));
+    let (negative, digits, exp) = crate::gofmt::shortest_digits(&format!("{f:e}"));
     let mut out = String::new();
     if negative {
         out.push('-');
@@ -110,7 +101,7 @@ fn format_g32(f: f64) -> String {
     if x == 0.0 {
         return if x.is_sign_negative() { "-0" } else { "0" }.to_owned();
     }
-    let (negative, digits, exp) = shortest_digits(&format!("{x:e}"));
+    let (negative, digits, exp) = crate::gofmt::shortest_digits(&format!("{x:e}"));
     crate::gofmt::layout_g(negative, &digits, exp)
 }
 
