@@ -32,6 +32,14 @@ if [ -z "${REGISTRY_BIN:-}" ]; then
     export REGISTRY_BIN="$gobin/registry"
 fi
 
+# The YAML vectors yaml.decode is tested against come from the reference's
+# YAML library itself (tools/goyaml); they must be what it gives today.
+echo "== tests/yaml/vectors.jsonl against sigs.k8s.io/yaml"
+if ! (cd tools/goyaml && go run . ../../tests/yaml/cases.jsonl 4000) | cmp -s - tests/yaml/vectors.jsonl; then
+    echo "tests/yaml/vectors.jsonl is not what tools/goyaml records; regenerate it (README, Development)" >&2
+    exit 1
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --check
 echo "== cargo clippy --all-targets -- -D warnings"

@@ -1,0 +1,433 @@
+//! `yaml.decode`'s first stage: YAML text → a tree of nodes, as go-yaml
+//! v2's parser builds it.
+//!
+//! The events come from libyaml-safer, a safe translation of libyaml, the
+//! C library go-yaml v2's scanner and parser were ported from, so token
+//! rules, line breaks (NEL, LS and PS are breaks in YAML 1.1) and error
+//! texts agree. Where go-yaml v2 and libyaml 0.2.5 part ways, this module
+//! follows go-yaml:
+//!
+//! - only `%YAML 1.1` documents are accepted;
+//! - `\/` is not an escape in double-quoted scalars;
+//! - a `?` ends a plain scalar in a flow collection (and is then out of
+//!   place);
+//! - a byte order mark is skipped only at the start of the input (go-yaml
+//!   means to skip one at the start of any line but looks at the wrong
+//!   place), elsewhere it is text;
+//! - a block scalar whose last line runs to the end of the input without a
+//!   line break is read as libyaml reads it (libyaml-safer panics there), by
+//!   parsing the input with an LS appended and taking the LS back out.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+
+use libyaml_safer::{
+    ErrorKind, Event, EventData, MappingStyle, Parser, ScalarStyle, Scanner, SequenceStyle,
+    TokenData,
+};
+
+use crate::builtins::json::MAX_DEPTH;
+
+/// A parsed node, as go-yaml's parser builds them.
+pub(super) enum YNode {
+    Scalar {
+        value: String,
+        tag: String,
+        /// Plain and untagged (or tagged `!`): subject to resolution.
+        implicit: bool,
+    },
+    Seq(Vec<usize>),
+    /// Keys and values, alternating.
+    Map(Vec<usize>),
+    Alias {
+        target: usize,
+        name: String,
+    },
+}
+
+/// The nodes of a document and the index of its root.
+pub(super) type Document = (Vec<YNode>, usize);
+
+/// The line separator appended to inputs that end inside a line.
+const SENTINEL: char = '\u{2028}';
+
+/// The nodes of the first document of `source` (`None` for an empty
+/// stream).
+pub(super) fn parse_first_document(source: &str) -> Result<Option<Document>, String> {
+    // go-yaml reads an empty input as a single line break.
+    if source.is_empty() {
+        return parse(source, "\n", None).map(|p| p.document);
+    }
+    let (text, bom) = hide_inner_byte_order_marks(source);
+    let source = text.as_ref();
+    if source.ends_with(is_break) {
+        return parse(source, source, bom).map(|p| p.document);
+    }
+    // libyaml-safer panics on a block scalar whose content runs to the end
+    // of the input. With a line break appended no block scalar does; libyaml
+    // keeps an LS in a block scalar's value, so the one it read from the
+    // sentinel can be taken out again, which leaves what libyaml reads
+    // without it. Nothing else that parses changes. A failure may: an error
+    // at the end of the input is a line further down, so the input is
+    // parsed as it is unless that would run into the panic.
+    let padded = format!("{source}{SENTINEL}");
+    match parse(source, &padded, bom) {
+        Ok(mut parsed) => {
+            if let Some((nodes, _)) = &mut parsed.document {
+                for &index in &parsed.reached_end {
+                    if let YNode::Scalar { value, .. } = &mut nodes[index]
+                        && value.ends_with(SENTINEL)
+                    {
+                        value.pop();
+                    }
+                }
+            }
+            Ok(parsed.document)
+        }
+        Err(e) if block_scalar_reaches_end(source, &padded) => Err(e),
+        Err(_) => parse(source, source, bom).map(|p| p.document),
+    }
+}
+
+/// Whether scanning `padded` (`source` and a line break) comes to a block
+/// scalar that runs to the end of `source`.
+fn block_scalar_reaches_end(source: &str, padded: &str) -> bool {
+    guarded(|| {
+        let mut bytes = padded.as_bytes();
+        let mut scanner = Scanner::new();
+        scanner.set_input_string(&mut bytes);
+        scanner.map_while(Result::ok).any(|token| {
+            matches!(
+                token.data,
+                TokenData::Scalar {
+                    style: ScalarStyle::Literal | ScalarStyle::Folded,
+                    ..
+                }
+            ) && usize::try_from(token.end_mark.index).unwrap_or(usize::MAX) >= source.len()
+        })
+    })
+    .unwrap_or(false)
+}
+
+/// `source` with every byte order mark but a leading one replaced by a
+/// private-use character that occurs nowhere in it, and that character.
+/// libyaml skips a mark at the start of a line; go-yaml (almost) never
+/// does, and both read any other non-ASCII letter as text, so the stand-in
+/// is read as go-yaml reads the mark and is turned back in scalar values.
+/// Both are three bytes long, so marks keep their offsets.
+fn hide_inner_byte_order_marks(source: &str) -> (Cow<'_, str>, Option<char>) {
+    const BOM: char = '\u{feff}';
+    // The reader drops a leading mark, and a second one right after it is
+    // at the start of a line to both.
+    let head_len = if source.starts_with("\u{feff}\u{feff}") {
+        2 * BOM.len_utf8()
+    } else {
+        source.chars().next().map_or(0, char::len_utf8)
+    };
+    let (head, rest) = source.split_at(head_len);
+    if !rest.contains(BOM) {
+        return (Cow::Borrowed(source), None);
+    }
+    let Some(stand_in) = ('\u{e000}'..='\u{e0ff}').find(|&c| !source.contains(c)) else {
+        return (Cow::Borrowed(source), None);
+    };
+    let text = format!(
+        "{head}{}",
+        rest.replace(BOM, stand_in.encode_utf8(&mut [0; 4]))
+    );
+    (Cow::Owned(text), Some(stand_in))
+}
+
+/// A parse of one input.
+struct Parsed {
+    document: Option<Document>,
+    /// Block scalars that run to the end of the input.
+    reached_end: Vec<usize>,
+}
+
+/// Parses `input`, which is `source` or `source` with something appended.
+fn parse(source: &str, input: &str, bom: Option<char>) -> Result<Parsed, String> {
+    guarded(|| parse_events(source, input, bom))
+        .unwrap_or_else(|panic| Err(panic_error(source, &panic)))
+}
+
+/// [`parse`], unguarded.
+fn parse_events(source: &str, input: &str, bom: Option<char>) -> Result<Parsed, String> {
+    let mut bytes = input.as_bytes();
+    let mut parser = Parser::new();
+    parser.set_input_string(&mut bytes);
+    let mut builder = Builder {
+        bom,
+        ..Builder::default()
+    };
+    loop {
+        let event = parser.parse().map_err(|e| parser_error(&e))?;
+        if !builder.add(source, event)? {
+            break;
+        }
+    }
+    Ok(Parsed {
+        document: builder.root.map(|r| (builder.nodes, r)),
+        reached_end: builder.reached_end,
+    })
+}
+
+/// Builds the node tree of the first document from parser events.
+#[derive(Default)]
+struct Builder {
+    nodes: Vec<YNode>,
+    anchors: HashMap<String, usize>,
+    /// Open collections, innermost last, with the character that closes
+    /// the flow collection each is in (a single-pair mapping in a flow
+    /// sequence is in the sequence), `None` in block context.
+    open: Vec<(usize, Option<char>)>,
+    root: Option<usize>,
+    reached_end: Vec<usize>,
+    /// What stands for a byte order mark in the text.
+    bom: Option<char>,
+}
+
+impl Builder {
+    /// Takes in one event; `false` once the first document is complete.
+    fn add(&mut self, source: &str, event: Event) -> Result<bool, String> {
+        let (anchor, opens) = match event.data {
+            EventData::StreamStart { .. } => return Ok(true),
+            EventData::DocumentStart {
+                version_directive, ..
+            } => {
+                if version_directive.is_some_and(|v| (v.major, v.minor) != (1, 1)) {
+                    return Err(incompatible_version(source));
+                }
+                return Ok(true);
+            }
+            EventData::StreamEnd | EventData::DocumentEnd { .. } => return Ok(false),
+            EventData::SequenceEnd | EventData::MappingEnd => {
+                self.open.pop();
+                return Ok(true);
+            }
+            EventData::Alias { anchor } => {
+                let Some(&target) = self.anchors.get(&anchor) else {
+                    return Err(format!("yaml: unknown anchor '{anchor}' referenced"));
+                };
+                self.nodes.push(YNode::Alias {
+                    target,
+                    name: anchor,
+                });
+                (None, None)
+            }
+            EventData::Scalar {
+                anchor,
+                tag,
+                value,
+                plain_implicit,
+                style,
+                ..
+            } => {
+                let start = usize::try_from(event.start_mark.index).unwrap_or(usize::MAX);
+                let end = usize::try_from(event.end_mark.index).unwrap_or(usize::MAX);
+                match style {
+                    ScalarStyle::Plain => {
+                        if let Some(&(_, Some(closing))) = self.open.last() {
+                            check_flow_plain(source, start, end, closing)?;
+                        }
+                    }
+                    ScalarStyle::DoubleQuoted => check_escapes(source, start, end)?,
+                    ScalarStyle::Literal | ScalarStyle::Folded if end >= source.len() => {
+                        self.reached_end.push(self.nodes.len());
+                    }
+                    _ => {}
+                }
+                let value = match self.bom {
+                    Some(stand_in) if value.contains(stand_in) => {
+                        value.replace(stand_in, "\u{feff}")
+                    }
+                    _ => value,
+                };
+                self.nodes.push(YNode::Scalar {
+                    value,
+                    tag: tag.unwrap_or_default(),
+                    implicit: plain_implicit,
+                });
+                (anchor, None)
+            }
+            EventData::SequenceStart { anchor, style, .. } => {
+                self.nodes.push(YNode::Seq(Vec::new()));
+                (anchor, Some((style == SequenceStyle::Flow).then_some(']')))
+            }
+            EventData::MappingStart { anchor, style, .. } => {
+                self.nodes.push(YNode::Map(Vec::new()));
+                let opening = usize::try_from(event.start_mark.index)
+                    .ok()
+                    .and_then(|i| source.get(i..))
+                    .and_then(|rest| rest.chars().next());
+                let closing = match (style, opening) {
+                    (MappingStyle::Block, _) => None,
+                    (_, Some('{')) => Some('}'),
+                    _ => self.open.last().and_then(|&(_, c)| c),
+                };
+                (anchor, Some(closing))
+            }
+        };
+        let index = self.nodes.len() - 1;
+        if let Some(name) = anchor {
+            self.anchors.insert(name, index);
+        }
+        match self.open.last().map(|&(p, _)| &mut self.nodes[p]) {
+            Some(YNode::Seq(children) | YNode::Map(children)) => children.push(index),
+            _ => {
+                self.root.get_or_insert(index);
+            }
+        }
+        if let Some(closing) = opens {
+            self.open.push((index, closing));
+            if self.open.len() > MAX_DEPTH {
+                return Err(format!(
+                    "yaml: line {}: exceeded max depth of {MAX_DEPTH}",
+                    event.start_mark.line + 1
+                ));
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// go-yaml ends a plain scalar in a flow collection at a `?`, which then
+/// starts a key where a `,` or the collection's end (`closing`) must come:
+/// the parser error at the `?` (on the first line, shown without a line).
+fn check_flow_plain(source: &str, start: usize, end: usize, closing: char) -> Result<(), String> {
+    let Some(text) = source.get(start..end.min(source.len())) else {
+        return Ok(());
+    };
+    match text.char_indices().skip(1).find(|&(_, c)| c == '?') {
+        Some((at, _)) => Err(with_line(
+            line_of(source, start + at),
+            &format!("did not find expected ',' or '{closing}'"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Runs `f`, which drives libyaml-safer, turning a panic into its message.
+///
+/// libyaml-safer panics where libyaml reads the NUL after the input (a
+/// double-quoted scalar ending in `\\`) and where libyaml-safer has a
+/// `TODO` (a tag followed by `,` in a flow collection). Its panics are kept
+/// out of the log: they are answered as errors.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    static QUIET: Once = Once::new();
+    QUIET.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !info
+                .location()
+                .is_some_and(|l| l.file().contains("libyaml-safer"))
+            {
+                previous(info);
+            }
+        }));
+    });
+    panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default()
+    })
+}
+
+/// The error for a parse of `source` that panicked with `message`.
+fn panic_error(source: &str, message: &str) -> String {
+    if message.starts_with("TODO") {
+        // go-yaml reads the `,` as part of the tag.
+        return "yaml: a tag followed directly by ',' in a flow collection is not \
+                supported; put a space between them"
+            .to_owned();
+    }
+    if source.ends_with('\\') {
+        // What go-yaml makes of the NUL after the backslash.
+        let at = source.len() - 1;
+        let line = line_of(source, at);
+        let line = if line == 0 { 0 } else { line + 1 };
+        return with_line(line, "found unknown escape character");
+    }
+    format!("yaml: the YAML reader failed on this input ({message}); simplify the document")
+}
+
+/// go-yaml v2's rendering of a parser problem: `yaml: line N: PROBLEM`,
+/// where N is the problem's line counted from one for scanner errors and
+/// from zero for parser errors, else the context's line, and no line is
+/// shown when that comes to 0.
+fn parser_error(e: &libyaml_safer::Error) -> String {
+    let problem_line = e.problem_mark().map_or(0, |m| m.line);
+    let line = if problem_line != 0 {
+        problem_line + u64::from(e.kind() == ErrorKind::Scanner)
+    } else {
+        e.context_mark().map_or(0, |m| m.line)
+    };
+    let problem = match e.problem() {
+        "" => "unknown problem parsing YAML content",
+        p => p,
+    };
+    with_line(line, problem)
+}
+
+/// `yaml: line N: PROBLEM`, without the line when it is 0.
+fn with_line(line: u64, problem: &str) -> String {
+    if line == 0 {
+        format!("yaml: {problem}")
+    } else {
+        format!("yaml: line {line}: {problem}")
+    }
+}
+
+/// YAML 1.1's line breaks.
+fn is_break(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+/// The zero-based line of byte `at` in `source`, counting breaks as the
+/// scanner does (CR LF is one).
+fn line_of(source: &str, at: usize) -> u64 {
+    let mut line = 0;
+    let mut chars = source[..at.min(source.len())].chars().peekable();
+    while let Some(c) = chars.next() {
+        if is_break(c) && !(c == '\r' && chars.peek() == Some(&'\n')) {
+            line += 1;
+        }
+    }
+    line
+}
+
+/// go-yaml's error for a `%YAML` directive other than 1.1, a parser error
+/// at the directive.
+fn incompatible_version(source: &str) -> String {
+    let mut at = 0;
+    for line in source.split_inclusive(is_break) {
+        if line.starts_with("%YAML") {
+            break;
+        }
+        at += line.len();
+    }
+    with_line(line_of(source, at), "found incompatible YAML document")
+}
+
+/// go-yaml's scanner error for `\/`, which libyaml 0.2.5 reads as `/`, in
+/// the double-quoted scalar at `source[start..end]`.
+fn check_escapes(source: &str, start: usize, end: usize) -> Result<(), String> {
+    let Some(text) = source.get(start..end.min(source.len())) else {
+        return Ok(());
+    };
+    let mut chars = text.char_indices();
+    while let Some((i, c)) = chars.next() {
+        if c == '\\' && chars.next().is_some_and(|(_, e)| e == '/') {
+            // Scanner errors count lines from one but, on the first line,
+            // fall back to the scalar's own line, which is shown as 0.
+            let line = line_of(source, start + i);
+            let line = if line == 0 { 0 } else { line + 1 };
+            return Err(with_line(line, "found unknown escape character"));
+        }
+    }
+    Ok(())
+}
