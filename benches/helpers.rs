@@ -1,7 +1,8 @@
 //! The hot script helpers, in-process: `cargo bench --bench helpers`.
 //! Each iteration runs a script that calls the helper 100 times on a
 //! resource of about 5 KB, so the per-call cost is the time / 100 minus the
-//! `baseline` (the same loop without the call).
+//! `baseline` (the same loop without the call). The decoders read the
+//! resource's JSON and YAML text.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -32,7 +33,7 @@ fn script(body: &str) -> Script {
     Script {
         filename: "bench.star".to_owned(),
         source: format!(
-            "{RESOURCE}\ndef run():\n    r = make()\n    override = {{\"spec\": {{\"replicas\": 5, \"template\": {{\"metadata\": {{\"labels\": {{\"v\": \"2\"}}}}}}}}}}\n    for i in range(100):\n        {body}\nrun()\n"
+            "{RESOURCE}\ndef run():\n    r = make()\n    jt = json.encode(r)\n    yt = yaml.encode(r)\n    override = {{\"spec\": {{\"replicas\": 5, \"template\": {{\"metadata\": {{\"labels\": {{\"v\": \"2\"}}}}}}}}}}\n    for i in range(100):\n        {body}\nrun()\n"
         ),
     }
 }
@@ -46,6 +47,8 @@ fn helpers(c: &mut Criterion) {
         ("deep_merge", "x = dict.deep_merge(r, override)"),
         ("json_encode_5kb", "x = json.encode(r)"),
         ("yaml_encode_5kb", "x = yaml.encode(r)"),
+        ("json_decode_5kb", "x = json.decode(jt)"),
+        ("yaml_decode_5kb", "x = yaml.decode(yt)"),
     ];
     let mut group = c.benchmark_group("helpers_x100");
     for (name, body) in cases {
