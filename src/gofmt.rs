@@ -13,18 +13,85 @@ pub fn format_g(f: f64) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0" } else { "0" }.to_owned();
     }
-    // Rust's `{:e}` prints the shortest round-tripping digits, like Go's -1.
-    let (negative, digits, exp) = shortest_digits(&format!("{f:e}"));
+    let (negative, digits, exp) = shortest_digits(f);
     layout_g(negative, &digits, exp)
 }
 
-/// The sign, digits and decimal exponent of Rust's `{:e}` text of a float
-/// (the shortest digits that round-trip): `(false, "15", 0)` for 1.5.
-pub fn shortest_digits(sci: &str) -> (bool, String, i32) {
+/// The sign, the shortest digits that read back as `f`, and the decimal
+/// exponent of the first digit, as Go's strconv finds them: `(false, "15",
+/// 0)` for 1.5.
+///
+/// Rust's `{:e}` finds the same digits, but when two candidates are equally
+/// close to `f` it takes the larger one, where Go takes the even one
+/// (-1011982295353819.25 is `...819.2` to Go and `...819.3` to Rust).
+pub fn shortest_digits(f: f64) -> (bool, String, i32) {
+    let (negative, mut digits, exp) = split_exponent(&format!("{f:e}"));
+    if let Some(lower) = even_neighbour(&digits)
+        && is_midpoint(f.abs(), &digits, exp)
+    {
+        digits = lower;
+    }
+    (negative, digits, exp)
+}
+
+/// [`shortest_digits`] of a 32-bit float.
+pub fn shortest_digits_f32(f: f32) -> (bool, String, i32) {
+    let (negative, mut digits, exp) = split_exponent(&format!("{f:e}"));
+    if let Some(lower) = even_neighbour(&digits)
+        && is_midpoint(f64::from(f.abs()), &digits, exp)
+    {
+        digits = lower;
+    }
+    (negative, digits, exp)
+}
+
+/// The sign, digits and exponent of Rust's `{:e}` text.
+fn split_exponent(sci: &str) -> (bool, String, i32) {
     let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
     let negative = mantissa.starts_with('-');
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
     (negative, digits, exp.parse().unwrap_or(0))
+}
+
+/// `digits` with its last digit one lower, when that digit is odd: the even
+/// candidate a tie would go to. Ties need all the precision there is, so
+/// shorter digit strings are left alone.
+fn even_neighbour(digits: &str) -> Option<String> {
+    let last = *digits.as_bytes().last()?;
+    if digits.len() < 15 || last % 2 == 0 {
+        return None;
+    }
+    let mut lower = digits[..digits.len() - 1].to_owned();
+    lower.push(char::from(last - 1));
+    Some(lower)
+}
+
+/// Whether the finite `value` is exactly halfway between `digits` (the
+/// first at 10^`exp`) and the number one unit lower in the last digit.
+fn is_midpoint(value: f64, digits: &str, exp: i32) -> bool {
+    use num_bigint::BigUint;
+    let Ok(upper) = digits.parse::<BigUint>() else {
+        return false;
+    };
+    // value = mantissa * 2^two_exp exactly, and the midpoint is
+    // (2 * upper - 1) * 10^unit_exp / 2.
+    let bits = value.to_bits();
+    let biased = i32::try_from((bits >> 52) & 0x7ff).unwrap_or(0);
+    let fraction = bits & ((1 << 52) - 1);
+    let (mantissa, two_exp) = if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1 << 52), biased - 1075)
+    };
+    let unit_exp = exp - i32::try_from(digits.len()).unwrap_or(0) + 1;
+    // Both sides times 2^max(-two_exp, 0) * 10^max(-unit_exp, 0), so that
+    // both are integers.
+    let twos = u32::try_from(-two_exp).unwrap_or(0);
+    let tens = u32::try_from(-unit_exp).unwrap_or(0);
+    let ten = BigUint::from(10u8);
+    let doubled = (BigUint::from(mantissa) << (1 + two_exp.max(0).unsigned_abs())) * ten.pow(tens);
+    let midpoint = ((upper * 2u8 - 1u8) * ten.pow(unit_exp.max(0).unsigned_abs())) << twos;
+    doubled == midpoint
 }
 
 /// Lays out shortest `digits` with decimal exponent `exp` as Go's `%g` with
@@ -88,6 +155,8 @@ mod tests {
             (5e-324, "5e-324"),
             (1e300, "1e+300"),
             (-0.0, "-0"),
+            // Halfway between two shortest candidates: Go takes the even one.
+            (-1_011_982_295_353_819.2, "-1.0119822953538192e+15"),
             (f64::INFINITY, "+Inf"),
             (f64::NEG_INFINITY, "-Inf"),
             (f64::NAN, "NaN"),
@@ -95,5 +164,23 @@ mod tests {
         for (f, want) in cases {
             assert_eq!(format_g(f), want, "{f:e}");
         }
+    }
+
+    /// Go's text for each float of `tests/compat/floats.txt` (recorded by
+    /// `tools/gofloat`), ties between shortest candidates included.
+    #[test]
+    fn floats_render_like_the_recorded_go_results() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/compat/floats.txt");
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut wrong = Vec::new();
+        for line in text.lines() {
+            let (bits, want) = line.split_once(' ').unwrap();
+            let f = f64::from_bits(u64::from_str_radix(bits, 16).unwrap());
+            let got = format_g(f);
+            if got != want {
+                wrong.push(format!("{bits}: want {want}, got {got}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 }

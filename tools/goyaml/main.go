@@ -1,11 +1,19 @@
-// Records what the reference's YAML decoding (sigs.k8s.io/yaml's YAMLToJSON
-// over go-yaml v2) makes of each input, as JSON lines for tests/yaml.rs.
+// Records what the reference's YAML library (sigs.k8s.io/yaml over go-yaml
+// v2) makes of generated and hand-written inputs, as JSON lines that
+// src/builtins/yaml checks yaml.decode and yaml.encode against.
 //
-// Usage: go run . CASES [RANDOM_COUNT] > ../../tests/yaml/vectors.jsonl
+//	go run . decode CASES COUNT > ../../tests/yaml/vectors.jsonl
+//	go run . encode COUNT > ../../tests/yaml/encode.jsonl
 //
-// CASES holds one JSON string per line (blank lines and lines starting with
-// '#' are skipped). RANDOM_COUNT more inputs are generated from a fixed seed
-// by gluing together fragments that stress the scanner.
+// decode: YAMLToJSON of each input in CASES (one JSON string per line; blank
+// lines and lines starting with '#' are skipped) and of COUNT inputs glued
+// together from fragments that stress the scanner.
+//
+// encode: Marshal (JSON, then YAML) of COUNT generated values, the way the
+// reference's yaml.encode writes a Starlark value; the value is recorded as
+// the JSON text json.Marshal gives for it.
+//
+// Both generators start from fixed seeds, so a run gives the same file.
 package main
 
 import (
@@ -20,14 +28,62 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-type vector struct {
+func main() {
+	if len(os.Args) < 3 {
+		usage()
+	}
+	out := json.NewEncoder(os.Stdout)
+	out.SetEscapeHTML(false)
+	switch os.Args[1] {
+	case "decode":
+		if len(os.Args) != 4 {
+			usage()
+		}
+		for _, input := range readCases(os.Args[2]) {
+			emit(out, decodeVector(input))
+		}
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := 0; i < count(os.Args[3]); i++ {
+			emit(out, decodeVector(randomYAML(r)))
+		}
+	case "encode":
+		r := rand.New(rand.NewPCG(3, 4))
+		for i := 0; i < count(os.Args[2]); i++ {
+			emit(out, encodeVector(randomValue(r, 0)))
+		}
+	default:
+		usage()
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: goyaml decode CASES COUNT | goyaml encode COUNT")
+	os.Exit(2)
+}
+
+func count(arg string) int {
+	n, err := strconv.Atoi(arg)
+	if err != nil {
+		usage()
+	}
+	return n
+}
+
+func emit(out *json.Encoder, v any) {
+	if err := out.Encode(v); err != nil {
+		panic(err)
+	}
+}
+
+// A yaml.decode vector: the input and the JSON text or error it gives.
+type decoded struct {
 	YAML  string  `json:"yaml"`
 	JSON  *string `json:"json,omitempty"`
 	Error *string `json:"error,omitempty"`
 }
 
-func record(out *json.Encoder, input string) {
-	v := vector{YAML: input}
+func decodeVector(input string) decoded {
+	v := decoded{YAML: input}
 	j, err := yaml.YAMLToJSON([]byte(input))
 	if err != nil {
 		msg := err.Error()
@@ -36,9 +92,58 @@ func record(out *json.Encoder, input string) {
 		text := string(j)
 		v.JSON = &text
 	}
-	if err := out.Encode(v); err != nil {
+	return v
+}
+
+// A yaml.encode vector: the value as JSON and the YAML or error it gives.
+type encoded struct {
+	JSON  string  `json:"json"`
+	YAML  *string `json:"yaml,omitempty"`
+	Error *string `json:"error,omitempty"`
+}
+
+func encodeVector(value any) encoded {
+	j, err := json.Marshal(value)
+	if err != nil {
 		panic(err)
 	}
+	v := encoded{JSON: string(j)}
+	y, err := yaml.Marshal(value)
+	if err != nil {
+		msg := err.Error()
+		v.Error = &msg
+	} else {
+		// yaml.encode strips every trailing newline.
+		text := strings.TrimRight(string(y), "\n")
+		v.YAML = &text
+	}
+	return v
+}
+
+func readCases(path string) []string {
+	file, err := os.Open(path)
+	if err != nil {
+		panic(err)
+	}
+	defer file.Close()
+	var cases []string
+	lines := bufio.NewScanner(file)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	for lines.Scan() {
+		line := strings.TrimSpace(lines.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var input string
+		if err := json.Unmarshal([]byte(line), &input); err != nil {
+			panic(fmt.Sprintf("%s: %v", line, err))
+		}
+		cases = append(cases, input)
+	}
+	if err := lines.Err(); err != nil {
+		panic(err)
+	}
+	return cases
 }
 
 // Pieces of YAML text; random inputs are short sequences of them.
@@ -54,7 +159,7 @@ var fragments = []string{
 	"x:y", "a b", "@", "`", "%", "é", "ü: ö",
 }
 
-func random(r *rand.Rand) string {
+func randomYAML(r *rand.Rand) string {
 	var b strings.Builder
 	n := 2 + r.IntN(12)
 	for i := 0; i < n; i++ {
@@ -63,42 +168,53 @@ func random(r *rand.Rand) string {
 	return b.String()
 }
 
-func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: goyaml CASES [RANDOM_COUNT]")
-		os.Exit(2)
+// Pieces of strings that decide a scalar's style when written as YAML.
+var words = []string{
+	"a", "web", "value", "x y", " ", "  ", "\n", "\n\n", "\t", "\r", ":", ": ", " #", "#", "-", "- ",
+	"?", "[", "]", "{", "}", ",", "&", "*", "!", "|", ">", "'", "\"", "%", "@", "`", "\\",
+	"yes", "No", "on", "y", "~", "null", "true", "123", "1.5", "0x1F", "1:20", "1e3", ".inf", "2001-12-14",
+	"é", "日本", "\u0085", "\u2028", "\u00a0", "\ufeff", "\x01", "\x7f", "\U0001F600",
+	"---", "...", "<<", "a2", "a10", "A", "_", "0", "-1",
+	"a rather long piece of text with spaces that pushes the line over eighty columns",
+}
+
+func randomString(r *rand.Rand) string {
+	var b strings.Builder
+	n := r.IntN(5)
+	for i := 0; i < n; i++ {
+		b.WriteString(words[r.IntN(len(words))])
 	}
-	file, err := os.Open(os.Args[1])
-	if err != nil {
-		panic(err)
+	return b.String()
+}
+
+func randomValue(r *rand.Rand, depth int) any {
+	kinds := 9
+	if depth >= 4 {
+		kinds = 7
 	}
-	defer file.Close()
-	out := json.NewEncoder(os.Stdout)
-	out.SetEscapeHTML(false)
-	lines := bufio.NewScanner(file)
-	lines.Buffer(make([]byte, 1<<20), 1<<20)
-	for lines.Scan() {
-		line := strings.TrimSpace(lines.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+	switch r.IntN(kinds) {
+	case 0:
+		return nil
+	case 1:
+		return r.IntN(2) == 0
+	case 2:
+		return r.Int64N(2_000_001) - 1_000_000
+	case 3:
+		// Non-integral floats over a wide range of magnitudes.
+		return (r.Float64() - 0.5) * float64(int64(1)<<r.IntN(60)) / float64(int64(1)<<r.IntN(40))
+	case 4, 5, 6:
+		return randomString(r)
+	case 7:
+		items := make([]any, r.IntN(4))
+		for i := range items {
+			items[i] = randomValue(r, depth+1)
 		}
-		var input string
-		if err := json.Unmarshal([]byte(line), &input); err != nil {
-			panic(fmt.Sprintf("%s: %v", line, err))
+		return items
+	default:
+		m := map[string]any{}
+		for i, n := 0, r.IntN(5); i < n; i++ {
+			m[randomString(r)] = randomValue(r, depth+1)
 		}
-		record(out, input)
-	}
-	if err := lines.Err(); err != nil {
-		panic(err)
-	}
-	if len(os.Args) > 2 {
-		count, err := strconv.Atoi(os.Args[2])
-		if err != nil {
-			panic(err)
-		}
-		r := rand.New(rand.NewPCG(1, 2))
-		for i := 0; i < count; i++ {
-			record(out, random(r))
-		}
+		return m
 	}
 }
