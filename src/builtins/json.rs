@@ -2124,4 +2124,39 @@ mod tests {
             let _ = indent_json(&s, "", "\t");
         }
     }
+
+    /// Each call of `tests/compat/json.txt` gives what go.starlark.net's
+    /// json module gave (recorded by `tools/gojson`): the same repr, or an
+    /// error with the same message.
+    #[test]
+    fn calls_match_the_recorded_go_results() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/compat/json.txt");
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut total = 0;
+        let mut wrong = Vec::new();
+        for line in text.lines() {
+            let (expr, want) = line.split_once('\t').unwrap();
+            total += 1;
+            let got = run(&format!("dxr[\"v\"] = repr((lambda: {expr})())\n")).map(|dxr| {
+                function_sdk_rust::resource::struct_to_json(&dxr)["v"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned()
+            });
+            let matches = match (want.strip_prefix("ERR: "), &got) {
+                (Some(message), Err(e)) => e.contains(message),
+                (None, Ok(repr)) => repr == want,
+                _ => false,
+            };
+            if !matches {
+                wrong.push(format!("{expr}\n  want {want}\n  got  {got:?}"));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{} of {total} calls differ:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
+    }
 }
