@@ -34,7 +34,8 @@ fi
 
 # Vectors recorded from the reference's own libraries (tools/goyaml for
 # sigs.k8s.io/yaml, tools/gofloat for strconv, tools/gojson for
-# go.starlark.net's json module) must be what they give today.
+# go.starlark.net's json module, tools/goregex for regexp) must be what they
+# give today.
 check_vectors() {
     local file="$1" dir="$2"
     shift 2
@@ -48,6 +49,7 @@ check_vectors tests/yaml/vectors.jsonl tools/goyaml decode ../../tests/yaml/case
 check_vectors tests/yaml/encode.jsonl tools/goyaml encode 3000
 check_vectors tests/compat/floats.txt tools/gofloat 3000
 check_vectors tests/compat/json.txt tools/gojson 3000
+check_vectors tests/compat/regex.jsonl tools/goregex 3000
 
 echo "== cargo fmt --check"
 cargo fmt --check

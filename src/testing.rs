@@ -1,6 +1,7 @@
 //! Helpers for unit tests of builtins: run a snippet with the project's
 //! globals, as a script would, and look at what it computed.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -56,4 +57,25 @@ pub fn assert_fails(source: &str, fragment: &str) {
         Ok(_) => panic!("{source}: expected an error containing {fragment:?}"),
         Err(e) => assert!(e.contains(fragment), "{source}: {e}"),
     }
+}
+
+/// A Starlark string literal for `s`.
+pub fn literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c < ' ' || c == '\u{7f}' => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }

@@ -377,7 +377,7 @@ mod tests {
 
     use super::syntax::{GO_CATEGORIES, GO_CATEGORY_ALIASES, GO_SCRIPTS};
     use super::{CACHE, CACHE_CAPACITY, compile};
-    use crate::testing::{assert_eval, assert_fails, eval};
+    use crate::testing::{assert_eval, assert_fails, eval, literal};
 
     #[test]
     fn regex_is_a_module_listing_its_members() {
@@ -688,5 +688,47 @@ mod tests {
             let got = eval(&format!("regex.split(',', {literal})")).unwrap();
             prop_assert_eq!(got, json!(parts));
         }
+    }
+
+    /// Every member gives, for each generated pattern, text and template of
+    /// `tests/compat/regex.jsonl`, what Go's regexp gave (recorded by
+    /// `tools/goregex`), or fails with its error.
+    #[test]
+    fn members_match_the_recorded_go_results() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/compat/regex.jsonl");
+        let file = std::fs::read_to_string(path).unwrap();
+        let mut total = 0;
+        let mut wrong = Vec::new();
+        for line in file.lines() {
+            let vector: serde_json::Value = serde_json::from_str(line).unwrap();
+            let [pattern, text, template] =
+                ["pattern", "s", "replacement"].map(|k| literal(vector[k].as_str().unwrap()));
+            total += 1;
+            let calls = format!(
+                "{{\"match\": regex.match({pattern}, {text}), \"find\": regex.find({pattern}, {text}), \
+                 \"find_all\": regex.find_all({pattern}, {text}), \"find_groups\": regex.find_groups({pattern}, {text}), \
+                 \"replace\": regex.replace({pattern}, {text}, {template}), \
+                 \"replace_all\": regex.replace_all({pattern}, {text}, {template}), \"split\": regex.split({pattern}, {text})}}"
+            );
+            let got = eval(&calls);
+            let ok = match (vector["error"].as_str(), &got) {
+                (Some(error), Err(e)) => e.contains(&format!("regex.match: {error}")),
+                (None, Ok(results)) => results
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .all(|(k, value)| *value == vector[k]),
+                _ => false,
+            };
+            if !ok {
+                wrong.push(format!("{line}\n  got {got:?}"));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{} of {total} vectors differ:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
     }
 }

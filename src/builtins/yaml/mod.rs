@@ -2177,7 +2177,7 @@ mod tests {
 
     use super::{emit_yaml, encode_yaml, natural_less, yaml_to_json};
     use crate::builtins::json::decode_value;
-    use crate::testing::{assert_eval, eval, run};
+    use crate::testing::{assert_eval, eval, literal, run};
 
     /// The string `expr` evaluates to.
     #[track_caller]
@@ -2197,23 +2197,7 @@ mod tests {
     /// `json.encode(yaml.decode(src))`, the decoded value as JSON text.
     #[track_caller]
     fn dec(src: &str) -> String {
-        text(&format!("json.encode(yaml.decode({}))", starlark_str(src)))
-    }
-
-    /// A Starlark string literal for `s`.
-    fn starlark_str(s: &str) -> String {
-        let mut out = String::from("\"");
-        for c in s.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\t' => out.push_str("\\t"),
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-        out
+        text(&format!("json.encode(yaml.decode({}))", literal(src)))
     }
 
     /// Asserts that evaluating `expr` fails with exactly `message`.
@@ -2303,7 +2287,7 @@ mod tests {
             ("é ü 日本語", "é ü 日本語"),
             (":foo", ":foo"),
         ] {
-            assert_eq!(enc(&starlark_str(s)), want, "{s:?}");
+            assert_eq!(enc(&literal(s)), want, "{s:?}");
         }
     }
 
@@ -2332,7 +2316,7 @@ mod tests {
             ("---", "'---'"),
             ("'it's'", "'''it''s'''"),
         ] {
-            assert_eq!(enc(&starlark_str(s)), want, "{s:?}");
+            assert_eq!(enc(&literal(s)), want, "{s:?}");
         }
     }
 
@@ -2653,7 +2637,7 @@ mod tests {
             ),
         ] {
             fails(
-                &format!("yaml.decode({})", starlark_str(src)),
+                &format!("yaml.decode({})", literal(src)),
                 &format!("yaml.decode: {message}"),
             );
         }
