@@ -33,9 +33,9 @@ if [ -z "${REGISTRY_BIN:-}" ]; then
 fi
 
 # Vectors recorded from the reference's own libraries (tools/goyaml for
-# sigs.k8s.io/yaml, tools/gofloat for strconv, tools/gojson for
-# go.starlark.net's json module, tools/goregex for regexp) must be what they
-# give today.
+# sigs.k8s.io/yaml, tools/gofloat and tools/goprint for strconv,
+# tools/gostarlark for go.starlark.net, tools/goregex for regexp) must be
+# what they give today.
 check_vectors() {
     local file="$1" dir="$2"
     shift 2
@@ -48,7 +48,9 @@ check_vectors() {
 check_vectors tests/yaml/vectors.jsonl tools/goyaml decode ../../tests/yaml/cases.jsonl 4000
 check_vectors tests/yaml/encode.jsonl tools/goyaml encode 3000
 check_vectors tests/compat/floats.txt tools/gofloat 3000
-check_vectors tests/compat/json.txt tools/gojson 3000
+check_vectors tests/compat/json.txt tools/gostarlark json 3000
+check_vectors tests/compat/text.txt tools/gostarlark text 3000
+check_vectors src/builtins/go_print.rs tools/goprint
 check_vectors tests/compat/regex.jsonl tools/goregex 3000
 
 echo "== cargo fmt --check"

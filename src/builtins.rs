@@ -12,6 +12,7 @@ pub mod core;
 pub mod crypto;
 pub mod dict;
 pub mod encoding;
+mod go_print;
 pub mod json;
 pub mod observed;
 pub mod operators;

@@ -79,3 +79,38 @@ pub fn literal(s: &str) -> String {
     out.push('"');
     out
 }
+
+/// Replays the go.starlark.net vectors in the file `name` of `tests/compat/`
+/// (lines of `EXPRESSION<TAB>RESULT`, recorded by `tools/gostarlark`) and
+/// returns the number of vectors and a description of each that differs:
+/// the expression's repr must equal RESULT, or, for `ERR: MESSAGE`, the
+/// expression must fail with an error containing MESSAGE, or any error when
+/// MESSAGE starts with one of `worded_elsewhere` (messages the interpreter
+/// writes in its own words, a documented departure).
+pub fn replay_go_vectors(name: &str, worded_elsewhere: &[&str]) -> (usize, Vec<String>) {
+    let path = format!("{}/tests/compat/{name}", env!("CARGO_MANIFEST_DIR"));
+    let file = std::fs::read_to_string(path).unwrap();
+    let mut total = 0;
+    let mut wrong = Vec::new();
+    for line in file.lines() {
+        let (expr, want) = line.split_once('\t').unwrap();
+        total += 1;
+        let got = run(&format!("dxr[\"v\"] = repr((lambda: {expr})())\n")).map(|dxr| {
+            function_sdk_rust::resource::struct_to_json(&dxr)["v"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        });
+        let matches = match (want.strip_prefix("ERR: "), &got) {
+            (Some(message), Err(e)) => {
+                e.contains(message) || worded_elsewhere.iter().any(|w| message.starts_with(w))
+            }
+            (None, Ok(repr)) => repr == want,
+            _ => false,
+        };
+        if !matches {
+            wrong.push(format!("{expr}\n  want {want}\n  got  {got:?}"));
+        }
+    }
+    (total, wrong)
+}

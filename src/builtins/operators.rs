@@ -16,7 +16,8 @@ use anyhow::anyhow;
 use starlark::environment::GlobalsBuilder;
 use starlark::eval::Evaluator;
 use starlark::starlark_module;
-use starlark::values::Value;
+use starlark::values::float::StarlarkFloat;
+use starlark::values::{Value, ValueLike};
 
 use crate::builtins::context;
 use crate::builtins::text::{self, FormatError};
@@ -112,13 +113,20 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         a.add(b, eval.heap())
     }
 
-    /// `a % b`: Go's string interpolation when `a` is a string.
+    /// `a % b`: Go's string interpolation when `a` is a string, and Go's
+    /// float remainder (which keeps the sign of zero) when a number is a
+    /// float.
     fn _sl_mod<'v>(
         #[starlark(require = pos)] a: Value<'v>,
         #[starlark(require = pos)] b: Value<'v>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Value<'v>> {
         let Some(format) = a.unpack_str() else {
+            if let Some(remainder) = float_remainder(a, b) {
+                return remainder
+                    .map(|r| eval.heap().alloc(StarlarkFloat(r)))
+                    .map_err(|e| starlark::Error::new_other(anyhow!(e)));
+            }
             return a.percent(b, eval.heap());
         };
         match text::interpolate(format, b, &text::renderer(eval)) {
@@ -158,4 +166,23 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
             Err(_) => eval.heap().alloc(shifted),
         })
     }
+}
+
+/// go.starlark.net's `x % y` when one of two numbers is a float: `fmod`,
+/// moved into the divisor's sign unless it is zero. `None` when `a % b` is
+/// something else.
+fn float_remainder(a: Value, b: Value) -> Option<Result<f64, &'static str>> {
+    let is_float = |v: Value| v.downcast_ref::<StarlarkFloat>().is_some();
+    if !is_float(a) && !is_float(b) {
+        return None;
+    }
+    let (dividend, divisor) = (text::as_float(a)?, text::as_float(b)?);
+    if divisor == 0.0 {
+        return Some(Err("floating-point modulo by zero"));
+    }
+    let mut remainder = dividend % divisor;
+    if remainder != 0.0 && (remainder < 0.0) != (divisor < 0.0) {
+        remainder += divisor;
+    }
+    Some(Ok(remainder))
 }

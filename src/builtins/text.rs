@@ -339,7 +339,7 @@ pub(crate) fn int_of(v: Value) -> Option<BigInt> {
 }
 
 /// go.starlark.net's `AsFloat`: floats, and ints rounded to the nearest float.
-fn as_float(v: Value) -> Option<f64> {
+pub(crate) fn as_float(v: Value) -> Option<f64> {
     if let Some(f) = v.downcast_ref::<StarlarkFloat>() {
         return Some(f.0);
     }
@@ -712,5 +712,34 @@ mod tests {
         for (f, conv, want) in cases {
             assert_eq!(float_text(f, conv), want, "{f} %{}", char::from(conv));
         }
+    }
+
+    /// `str`, `repr`, `%` and number text give, for each expression of
+    /// `tests/compat/text.txt`, what go.starlark.net gave (recorded by
+    /// `tools/gostarlark`): the same repr, or an error (with the same
+    /// message where this project writes it).
+    #[test]
+    fn text_matches_the_recorded_go_results() {
+        // The conversions and the operators left to the interpreter fail
+        // in its own words (README, "Error texts").
+        let (total, wrong) = crate::testing::replay_go_vectors(
+            "text.txt",
+            &[
+                "int: ",
+                "invalid float literal",
+                "float got ",
+                "float: ",
+                "repeat count ",
+                "negative shift count",
+                "floored division by zero",
+                "floating-point division by zero",
+            ],
+        );
+        assert!(
+            wrong.is_empty(),
+            "{} of {total} expressions differ:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
     }
 }

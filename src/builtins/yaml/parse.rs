@@ -14,6 +14,8 @@
 //! - a byte order mark is skipped only at the start of the input (go-yaml
 //!   means to skip one at the start of any line but looks at the wrong
 //!   place), elsewhere it is text;
+//! - text may start with any character (libyaml-safer takes U+F000 to
+//!   U+FFFF there for a broken byte order mark);
 //! - a block scalar whose last line runs to the end of the input without a
 //!   line break is read as libyaml reads it (libyaml-safer panics there), by
 //!   parsing the input with an LS appended and taking the LS back out.
@@ -60,6 +62,9 @@ pub(super) fn parse_first_document(source: &str) -> Result<Option<Document>, Str
     if source.is_empty() {
         return parse(source, "\n", None).map(|p| p.document);
     }
+    // The reader drops a leading byte order mark, and marks count from
+    // after it.
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     let (text, bom) = hide_inner_byte_order_marks(source);
     let source = text.as_ref();
     if source.ends_with(is_break) {
@@ -95,7 +100,8 @@ pub(super) fn parse_first_document(source: &str) -> Result<Option<Document>, Str
 /// scalar that runs to the end of `source`.
 fn block_scalar_reaches_end(source: &str, padded: &str) -> bool {
     guarded(|| {
-        let mut bytes = padded.as_bytes();
+        let marked = format!("\u{feff}{padded}");
+        let mut bytes = marked.as_bytes();
         let mut scanner = Scanner::new();
         scanner.set_input_string(&mut bytes);
         scanner.map_while(Result::ok).any(|token| {
@@ -111,22 +117,22 @@ fn block_scalar_reaches_end(source: &str, padded: &str) -> bool {
     .unwrap_or(false)
 }
 
-/// `source` with every byte order mark but a leading one replaced by a
-/// private-use character that occurs nowhere in it, and that character.
-/// libyaml skips a mark at the start of a line; go-yaml (almost) never
-/// does, and both read any other non-ASCII letter as text, so the stand-in
-/// is read as go-yaml reads the mark and is turned back in scalar values.
-/// Both are three bytes long, so marks keep their offsets.
+/// `source` (its own leading byte order mark dropped) with every other
+/// mark but one at its very start replaced by a private-use character that
+/// occurs nowhere in it, and that character. A mark right after the leading
+/// one is at the start of a line to both libyaml and go-yaml, which skip
+/// it; elsewhere libyaml skips one at the start of a line and go-yaml (but
+/// for a quirk of its buffer) never does, while both read any other
+/// non-ASCII letter as text. So the stand-in is read as go-yaml reads the
+/// mark, and is turned back in scalar values. Both are three bytes long, so
+/// marks keep their offsets.
 fn hide_inner_byte_order_marks(source: &str) -> (Cow<'_, str>, Option<char>) {
     const BOM: char = '\u{feff}';
-    // The reader drops a leading mark, and a second one right after it is
-    // at the start of a line to both.
-    let head_len = if source.starts_with("\u{feff}\u{feff}") {
-        2 * BOM.len_utf8()
+    let (head, rest) = source.split_at(if source.starts_with(BOM) {
+        BOM.len_utf8()
     } else {
-        source.chars().next().map_or(0, char::len_utf8)
-    };
-    let (head, rest) = source.split_at(head_len);
+        0
+    });
     if !rest.contains(BOM) {
         return (Cow::Borrowed(source), None);
     }
@@ -155,7 +161,16 @@ fn parse(source: &str, input: &str, bom: Option<char>) -> Result<Parsed, String>
 
 /// [`parse`], unguarded.
 fn parse_events(source: &str, input: &str, bom: Option<char>) -> Result<Parsed, String> {
-    let mut bytes = input.as_bytes();
+    // libyaml-safer takes any input that starts with the byte 0xEF for a
+    // byte order mark and fails when it is another character (U+F000 to
+    // U+FFFF); with a real mark in front, which it drops, it reads on.
+    let marked;
+    let mut bytes = if input.starts_with(|c| ('\u{f000}'..='\u{ffff}').contains(&c)) {
+        marked = format!("\u{feff}{input}");
+        marked.as_bytes()
+    } else {
+        input.as_bytes()
+    };
     let mut parser = Parser::new();
     parser.set_input_string(&mut bytes);
     let mut builder = Builder {

@@ -1,4 +1,4 @@
-module function-starlark/tools/gojson
+module function-starlark/tools/gostarlark
 
 go 1.26.8
 

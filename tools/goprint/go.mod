@@ -1,0 +1,3 @@
+module function-starlark/tools/goprint
+
+go 1.26.8
