@@ -2,12 +2,16 @@
 //! as the reference, which goes through sigs.k8s.io/yaml over go-yaml v2:
 //!
 //! - `encode` turns the value into JSON, reads that JSON back with YAML 1.1
-//!   scalar resolution and writes it with go-yaml's emitter (a port of
-//!   libyaml's). The emitter is ported here: its scalar-style choices,
-//!   quoting, line wrapping at 80 columns and key order decide the text.
-//! - `decode` reads the first document with YAML 1.1 resolution (go-yaml
-//!   v2's), turns it into JSON (keys stringified and sorted, Go's number
-//!   text) and decodes that JSON as `json.decode` does.
+//!   scalar resolution and writes it with go-yaml's emitter (`encode.rs`,
+//!   `emit.rs`): its scalar-style choices, quoting, line wrapping at 80
+//!   columns and key order decide the text.
+//! - `decode` parses the first document with libyaml's scanner and parser
+//!   (`parse.rs`), resolves plain scalars by YAML 1.1 (`resolve.rs`), turns
+//!   the tree into JSON (keys stringified and sorted, Go's number text) and
+//!   decodes that JSON as `json.decode` does (`decode.rs`).
+//!
+//! `tests/yaml/` holds what the reference's own library gives for thousands
+//! of inputs and values, recorded by `tools/goyaml`.
 
 use anyhow::anyhow;
 use starlark::environment::GlobalsBuilder;
