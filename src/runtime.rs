@@ -291,6 +291,7 @@ impl Runtime {
             };
             shared.bind_main(&module, &ctx.request);
             let deadline = Instant::now() + self.limits.timeout;
+            ctx.deadline.set(Some(deadline));
             let loader = RequestLoader::new(self, &shared, ctx, sources, cancel, deadline);
             let source = match loader.expand_stars(&script.filename, &script.source) {
                 Ok(source) => source,

@@ -4,6 +4,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
+use std::time::Instant;
 
 use function_sdk_rust::proto::v1::{Ready, RunFunctionRequest};
 use pbjson_types::Struct;
@@ -203,6 +204,9 @@ pub struct Context {
     /// Every compilation of the run (main script and modules) and whether
     /// it was a cache hit, for the cache metrics.
     pub compilations: RefCell<Vec<(String, bool)>>,
+    /// When the run must stop, for builtins that can work long without
+    /// returning to the interpreter (which checks it between statements).
+    pub deadline: Cell<Option<Instant>>,
 }
 
 impl Context {
@@ -215,6 +219,7 @@ impl Context {
             max_heap_bytes,
             effects: Effects::default(),
             compilations: RefCell::default(),
+            deadline: Cell::default(),
         }
     }
 

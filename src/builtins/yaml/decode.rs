@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::time::Instant;
 
 use anyhow::anyhow;
 use starlark::values::{Heap, Value};
@@ -481,9 +482,10 @@ fn marshal(v: &JsonValue, out: &mut String) -> Result<(), String> {
 }
 
 /// sigs.k8s.io/yaml's `YAMLToJSON` of the first document of `source`; the
-/// error is the message after `yaml.decode: `.
-pub(super) fn yaml_to_json(source: &str) -> Result<String, String> {
-    let Some((nodes, root)) = parse_first_document(source)? else {
+/// error is the message after `yaml.decode: `. Reading fails once
+/// `deadline` has passed.
+pub(super) fn yaml_to_json(source: &str, deadline: Option<Instant>) -> Result<String, String> {
+    let Some((nodes, root)) = parse_first_document(source, deadline)? else {
         return Ok("null".to_owned());
     };
     let mut decoder = Decoder {
@@ -500,9 +502,14 @@ pub(super) fn yaml_to_json(source: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// `yaml.decode` of `s` into new Starlark values.
-pub(super) fn decode_yaml<'v>(s: &str, heap: Heap<'v>) -> anyhow::Result<Value<'v>> {
-    let json = yaml_to_json(s).map_err(|e| anyhow!("yaml.decode: {e}"))?;
+/// `yaml.decode` of `s` into new Starlark values, failing once `deadline`
+/// has passed.
+pub(super) fn decode_yaml<'v>(
+    s: &str,
+    heap: Heap<'v>,
+    deadline: Option<Instant>,
+) -> anyhow::Result<Value<'v>> {
+    let json = yaml_to_json(s, deadline).map_err(|e| anyhow!("yaml.decode: {e}"))?;
     decode_value(&json, heap).map_err(|e| anyhow!("yaml.decode: json.decode: {e}"))
 }
 

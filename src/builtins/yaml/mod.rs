@@ -13,8 +13,11 @@
 //! `tests/yaml/` holds what the reference's own library gives for thousands
 //! of inputs and values, recorded by `tools/goyaml`.
 
+use std::time::Instant;
+
 use anyhow::anyhow;
 use starlark::environment::GlobalsBuilder;
+use starlark::eval::Evaluator;
 use starlark::starlark_module;
 use starlark::values::dict::DictRef;
 use starlark::values::list::AllocList;
@@ -43,6 +46,13 @@ const MAX_STREAM_DOCUMENTS: usize = 256;
 
 // ---------------------------------------------------------------------------
 // The module.
+
+/// When the run must stop (none outside a run).
+fn deadline(eval: &Evaluator) -> Option<Instant> {
+    crate::builtins::context(eval)
+        .ok()
+        .and_then(|context| context.deadline.get())
+}
 
 /// The one string parameter `s` of `decode` and `decode_stream`.
 fn string_param<'v>(call: &GoArgs<'v>) -> anyhow::Result<&'v str> {
@@ -93,11 +103,11 @@ fn yaml_members(builder: &mut GlobalsBuilder) {
     fn decode<'v>(
         #[starlark(args)] args: UnpackTuple<Value<'v>>,
         #[starlark(kwargs)] kwargs: DictRef<'v>,
-        heap: Heap<'v>,
+        eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<Value<'v>> {
         let call = GoArgs::new("yaml.decode", args, kwargs);
         let s = string_param(&call)?;
-        decode_yaml(s, heap)
+        decode_yaml(s, eval.heap(), deadline(eval))
     }
 
     /// Decodes every document of a multi-document YAML string into a list.
@@ -114,8 +124,10 @@ fn yaml_members(builder: &mut GlobalsBuilder) {
     fn decode_stream<'v>(
         #[starlark(args)] args: UnpackTuple<Value<'v>>,
         #[starlark(kwargs)] kwargs: DictRef<'v>,
-        heap: Heap<'v>,
+        eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<Value<'v>> {
+        let heap = eval.heap();
+        let deadline = deadline(eval);
         let call = GoArgs::new("yaml.decode_stream", args, kwargs);
         let s = string_param(&call)?;
         if s.trim().is_empty() {
@@ -130,7 +142,7 @@ fn yaml_members(builder: &mut GlobalsBuilder) {
         }
         let mut docs = Vec::with_capacity(chunks.len());
         for chunk in chunks.iter().filter(|c| !c.trim().is_empty()) {
-            docs.push(decode_yaml(chunk, heap)?);
+            docs.push(decode_yaml(chunk, heap, deadline)?);
         }
         Ok(heap.alloc(AllocList(docs)))
     }

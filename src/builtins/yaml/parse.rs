@@ -22,8 +22,10 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::{self, BufRead, Read};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
+use std::time::Instant;
 
 use libyaml_safer::{
     ErrorKind, Event, EventData, MappingStyle, Parser, ScalarStyle, Scanner, SequenceStyle,
@@ -56,19 +58,31 @@ pub(super) type Document = (Vec<YNode>, usize);
 const SENTINEL: char = '\u{2028}';
 
 /// The nodes of the first document of `source` (`None` for an empty
-/// stream).
-pub(super) fn parse_first_document(source: &str) -> Result<Option<Document>, String> {
+/// stream). Reading stops with an error once `deadline` has passed.
+pub(super) fn parse_first_document(
+    source: &str,
+    deadline: Option<Instant>,
+) -> Result<Option<Document>, String> {
     // go-yaml reads an empty input as a single line break.
     if source.is_empty() {
-        return parse(source, "\n", None).map(|p| p.document);
+        let job = Job {
+            source,
+            bom: None,
+            deadline,
+        };
+        return job.parse("\n").map(|p| p.document);
     }
     // The reader drops a leading byte order mark, and marks count from
     // after it.
     let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     let (text, bom) = hide_inner_byte_order_marks(source);
-    let source = text.as_ref();
-    if source.ends_with(is_break) {
-        return parse(source, source, bom).map(|p| p.document);
+    let job = Job {
+        source: text.as_ref(),
+        bom,
+        deadline,
+    };
+    if job.source.ends_with(is_break) {
+        return job.parse(job.source).map(|p| p.document);
     }
     // libyaml-safer panics on a block scalar whose content runs to the end
     // of the input. With a line break appended no block scalar does; libyaml
@@ -77,8 +91,8 @@ pub(super) fn parse_first_document(source: &str) -> Result<Option<Document>, Str
     // without it. Nothing else that parses changes. A failure may: an error
     // at the end of the input is a line further down, so the input is
     // parsed as it is unless that would run into the panic.
-    let padded = format!("{source}{SENTINEL}");
-    match parse(source, &padded, bom) {
+    let padded = format!("{}{SENTINEL}", job.source);
+    match job.parse(&padded) {
         Ok(mut parsed) => {
             if let Some((nodes, _)) = &mut parsed.document {
                 for &index in &parsed.reached_end {
@@ -91,30 +105,129 @@ pub(super) fn parse_first_document(source: &str) -> Result<Option<Document>, Str
             }
             Ok(parsed.document)
         }
-        Err(e) if block_scalar_reaches_end(source, &padded) => Err(e),
-        Err(_) => parse(source, source, bom).map(|p| p.document),
+        Err(e) if e == TIME_LIMIT || job.block_scalar_reaches_end(&padded) => Err(e),
+        Err(_) => job.parse(job.source).map(|p| p.document),
     }
 }
 
-/// Whether scanning `padded` (`source` and a line break) comes to a block
-/// scalar that runs to the end of `source`.
-fn block_scalar_reaches_end(source: &str, padded: &str) -> bool {
-    guarded(|| {
-        let marked = format!("\u{feff}{padded}");
-        let mut bytes = marked.as_bytes();
-        let mut scanner = Scanner::new();
-        scanner.set_input_string(&mut bytes);
-        scanner.map_while(Result::ok).any(|token| {
-            matches!(
-                token.data,
-                TokenData::Scalar {
-                    style: ScalarStyle::Literal | ScalarStyle::Folded,
-                    ..
-                }
-            ) && usize::try_from(token.end_mark.index).unwrap_or(usize::MAX) >= source.len()
+/// What the error says when the deadline passes during a read.
+const TIME_LIMIT: &str = "yaml: the script's time limit ran out while reading this document \
+                          (flow collections nested thousands deep are slow to read)";
+
+/// One document's text and how to read it.
+struct Job<'s> {
+    /// The text, its leading byte order mark dropped and inner ones hidden.
+    source: &'s str,
+    /// What stands for a byte order mark in `source`.
+    bom: Option<char>,
+    deadline: Option<Instant>,
+}
+
+impl Job<'_> {
+    /// Parses `input`, which is the source or the source with something
+    /// appended.
+    fn parse(&self, input: &str) -> Result<Parsed, String> {
+        guarded(|| self.parse_events(input))
+            .unwrap_or_else(|panic| Err(panic_error(self.source, &panic)))
+    }
+
+    /// [`Job::parse`], unguarded.
+    fn parse_events(&self, input: &str) -> Result<Parsed, String> {
+        let mut parser = Parser::new();
+        parser.set_input(TimedInput::new(input, self.deadline));
+        let mut builder = Builder {
+            bom: self.bom,
+            ..Builder::default()
+        };
+        loop {
+            let event = parser.parse().map_err(|e| parser_error(&e))?;
+            if !builder.add(self.source, event)? {
+                break;
+            }
+        }
+        Ok(Parsed {
+            document: builder.root.map(|r| (builder.nodes, r)),
+            reached_end: builder.reached_end,
         })
-    })
-    .unwrap_or(false)
+    }
+
+    /// Whether scanning `padded` (the source and a line break) comes to a
+    /// block scalar that runs to the end of the source.
+    fn block_scalar_reaches_end(&self, padded: &str) -> bool {
+        guarded(|| {
+            let mut scanner = Scanner::new();
+            scanner.set_input(TimedInput::new(padded, self.deadline));
+            scanner.map_while(Result::ok).any(|token| {
+                matches!(
+                    token.data,
+                    TokenData::Scalar {
+                        style: ScalarStyle::Literal | ScalarStyle::Folded,
+                        ..
+                    }
+                ) && usize::try_from(token.end_mark.index).unwrap_or(usize::MAX)
+                    >= self.source.len()
+            })
+        })
+        .unwrap_or(false)
+    }
+}
+
+/// The input as libyaml-safer reads it: in pieces of at most [`PIECE`]
+/// bytes, failing once the deadline has passed. libyaml's scanner spends
+/// time on every token in proportion to how deeply flow collections are
+/// nested, so a document of a few hundred kilobytes of `[` takes minutes;
+/// this stops it with the run rather than leaving it to outlive the run.
+///
+/// libyaml-safer also takes any input that starts with the byte 0xEF for a
+/// byte order mark and fails when it is another character (U+F000 to
+/// U+FFFF), so the input is always read with a real mark in front, which it
+/// drops; marks count from after it.
+struct TimedInput<'a> {
+    /// The byte order mark, then the text.
+    parts: [&'a [u8]; 2],
+    deadline: Option<Instant>,
+}
+
+/// How many bytes the reader gets at a time.
+const PIECE: usize = 1024;
+
+impl<'a> TimedInput<'a> {
+    fn new(text: &'a str, deadline: Option<Instant>) -> Self {
+        TimedInput {
+            parts: ["\u{feff}".as_bytes(), text.as_bytes()],
+            deadline,
+        }
+    }
+
+    /// The part being read.
+    fn current(&self) -> usize {
+        usize::from(self.parts[0].is_empty())
+    }
+}
+
+impl Read for TimedInput<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let available = self.fill_buf()?;
+        let n = available.len().min(buf.len());
+        buf[..n].copy_from_slice(&available[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for TimedInput<'_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(io::Error::other(TIME_LIMIT));
+        }
+        let part = self.parts[self.current()];
+        Ok(&part[..part.len().min(PIECE)])
+    }
+
+    fn consume(&mut self, amount: usize) {
+        let current = self.current();
+        self.parts[current] = &self.parts[current][amount..];
+    }
 }
 
 /// `source` (its own leading byte order mark dropped) with every other
@@ -151,42 +264,6 @@ struct Parsed {
     document: Option<Document>,
     /// Block scalars that run to the end of the input.
     reached_end: Vec<usize>,
-}
-
-/// Parses `input`, which is `source` or `source` with something appended.
-fn parse(source: &str, input: &str, bom: Option<char>) -> Result<Parsed, String> {
-    guarded(|| parse_events(source, input, bom))
-        .unwrap_or_else(|panic| Err(panic_error(source, &panic)))
-}
-
-/// [`parse`], unguarded.
-fn parse_events(source: &str, input: &str, bom: Option<char>) -> Result<Parsed, String> {
-    // libyaml-safer takes any input that starts with the byte 0xEF for a
-    // byte order mark and fails when it is another character (U+F000 to
-    // U+FFFF); with a real mark in front, which it drops, it reads on.
-    let marked;
-    let mut bytes = if input.starts_with(|c| ('\u{f000}'..='\u{ffff}').contains(&c)) {
-        marked = format!("\u{feff}{input}");
-        marked.as_bytes()
-    } else {
-        input.as_bytes()
-    };
-    let mut parser = Parser::new();
-    parser.set_input_string(&mut bytes);
-    let mut builder = Builder {
-        bom,
-        ..Builder::default()
-    };
-    loop {
-        let event = parser.parse().map_err(|e| parser_error(&e))?;
-        if !builder.add(source, event)? {
-            break;
-        }
-    }
-    Ok(Parsed {
-        document: builder.root.map(|r| (builder.nodes, r)),
-        reached_end: builder.reached_end,
-    })
 }
 
 /// Builds the node tree of the first document from parser events.
@@ -375,6 +452,10 @@ fn panic_error(source: &str, message: &str) -> String {
 /// from zero for parser errors, else the context's line, and no line is
 /// shown when that comes to 0.
 fn parser_error(e: &libyaml_safer::Error) -> String {
+    if e.kind() == ErrorKind::Io {
+        // The only failure of the input is the deadline.
+        return TIME_LIMIT.to_owned();
+    }
     let problem_line = e.problem_mark().map_or(0, |m| m.line);
     let line = if problem_line != 0 {
         problem_line + u64::from(e.kind() == ErrorKind::Scanner)

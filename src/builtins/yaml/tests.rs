@@ -12,6 +12,11 @@ use super::encode::{emit_yaml, encode_yaml, json_text_len, natural_less};
 use crate::builtins::json::decode_value;
 use crate::testing::{assert_eval, eval, literal, run};
 
+/// What `yaml.decode` reads `s` as, as JSON text, with no deadline.
+fn to_json(s: &str) -> Result<String, String> {
+    yaml_to_json(s, None)
+}
+
 /// The string `expr` evaluates to.
 #[track_caller]
 fn text(expr: &str) -> String {
@@ -638,7 +643,7 @@ proptest! {
             // whole numbers come back as equal ints.
             let full = emit_yaml(v, heap).unwrap();
             prop_assert_eq!(full.trim_end_matches('\n'), text.as_str());
-            let json = yaml_to_json(&full).unwrap();
+            let json = to_json(&full).unwrap();
             let back = decode_value(&json, heap).unwrap();
             prop_assert!(back.equals(v).unwrap(), "{:?}\n{}\n{}", t, full, json);
             // Encoding is canonical: the decoded value encodes the same
@@ -653,7 +658,7 @@ proptest! {
 
     #[test]
     fn decode_never_panics_on_arbitrary_text(s in any::<String>()) {
-        let _ = yaml_to_json(&s);
+        let _ = to_json(&s);
     }
 
     /// Text glued from pieces of YAML syntax reaches far more of the
@@ -664,7 +669,7 @@ proptest! {
     fn decode_never_panics_on_yaml_like_text(
         pieces in proptest::collection::vec(proptest::sample::select(YAML_PIECES), 1..16)
     ) {
-        let _ = yaml_to_json(&pieces.concat());
+        let _ = to_json(&pieces.concat());
     }
 }
 
@@ -761,7 +766,7 @@ fn decode_matches_the_recorded_reference_results() {
         };
         // Go's encoding/json escapes <, > and & and writes U+FFFD as an
         // escape; the decoded values are the same either way.
-        let got = yaml_to_json(input).map(|json| {
+        let got = to_json(input).map(|json| {
             json.replace('<', "\\u003c")
                 .replace('>', "\\u003e")
                 .replace('&', "\\u0026")
@@ -821,4 +826,49 @@ fn encode_matches_the_recorded_reference_results() {
         wrong.len(),
         wrong.join("\n")
     );
+}
+
+#[test]
+fn decode_stops_reading_at_the_deadline() {
+    // libyaml's scanner takes time with the square of the flow depth: this
+    // would read for a minute.
+    let deep = "[".repeat(200_000);
+    let past = Some(std::time::Instant::now());
+    let error = yaml_to_json(&deep, past).unwrap_err();
+    assert!(error.contains("time limit ran out"), "{error}");
+    // Before the deadline it reads on, and a shallow document is fine.
+    let later = Some(std::time::Instant::now() + std::time::Duration::from_mins(1));
+    assert_eq!(
+        yaml_to_json("a: [1, {b: 2}]", later).unwrap(),
+        r#"{"a":[1,{"b":2}]}"#
+    );
+}
+
+#[test]
+fn a_script_decoding_a_slow_document_stops_at_its_time_limit() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    use crate::runtime::{Limits, Outcome, Runtime};
+
+    let limits = Limits {
+        timeout: std::time::Duration::from_millis(300),
+        ..Limits::default()
+    };
+    let runtime = Runtime::new(limits, 4);
+    let script = crate::input::Script {
+        filename: "slow.star".to_owned(),
+        source: "x = yaml.decode(\"[\" * 200000)\n".to_owned(),
+    };
+    let run = runtime.run_blocking(
+        &script,
+        &crate::loader::Sources::default(),
+        Arc::default(),
+        &AtomicBool::new(false),
+    );
+    match run.outcome {
+        // The run reports its own timeout.
+        Outcome::Failed(e) => assert!(e.to_string().contains("wall-clock limit"), "{e}"),
+        Outcome::Completed { .. } => panic!("the run must fail"),
+    }
 }
