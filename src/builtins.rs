@@ -14,6 +14,7 @@ pub mod dict;
 pub mod encoding;
 mod go_print;
 pub mod json;
+pub mod numbers;
 pub mod observed;
 pub mod operators;
 pub mod regex;
@@ -28,6 +29,7 @@ pub mod yaml;
 /// registration order. A golden test pins this list.
 pub fn register(builder: &mut GlobalsBuilder) {
     core::register(builder);
+    numbers::register(builder);
     operators::register(builder);
     resources::register(builder);
     observed::register(builder);

@@ -86,9 +86,9 @@ const NAMESPACES: [(&str, &[&str]); 6] = [
     ("yaml", &["decode", "decode_stream", "encode"]),
 ];
 
-/// The Go dialect's `print`, `fail`, `str`, `repr` and `hash` replace the
-/// interpreter's own.
-const UNIVERSE_REPLACEMENTS: [&str; 5] = ["print", "fail", "str", "repr", "hash"];
+/// The Go dialect's `print`, `fail`, `str`, `repr`, `hash`, `int` and
+/// `float` replace the interpreter's own.
+const UNIVERSE_REPLACEMENTS: [&str; 7] = ["print", "fail", "str", "repr", "hash", "int", "float"];
 
 #[test]
 fn scripts_see_exactly_the_reference_names() {

@@ -3,11 +3,13 @@
 //
 //	go run . json 3000 > ../../tests/compat/json.txt
 //	go run . text 3000 > ../../tests/compat/text.txt
+//	go run . cases ../../tests/compat/conversions.in > ../../tests/compat/conversions.txt
 //
 // json: calls of the json module (go.starlark.net/lib/json) on values and
 // texts glued together from pieces that stress it (src/builtins/json.rs).
 // text: str, repr and % formatting of generated values, and arithmetic
 // whose result text depends on Go's number formatting (src/builtins/text.rs).
+// cases: the expressions of a file, one per line (src/builtins/numbers.rs).
 //
 // Each line is EXPRESSION<TAB>RESULT, where RESULT is go.starlark.net's
 // repr of the value or "ERR: " and the error message; calls whose error
@@ -31,26 +33,47 @@ func main() {
 	if len(os.Args) != 3 {
 		usage()
 	}
-	count, err := strconv.Atoi(os.Args[2])
-	if err != nil {
+	var expressions func(int) (string, bool)
+	switch os.Args[1] {
+	case "json", "text":
+		count, err := strconv.Atoi(os.Args[2])
+		if err != nil {
+			usage()
+		}
+		generate, r := jsonCall, rand.New(rand.NewPCG(7, 8))
+		if os.Args[1] == "text" {
+			generate, r = textCall, rand.New(rand.NewPCG(11, 12))
+		}
+		expressions = func(i int) (string, bool) { return generate(r), i < count }
+	case "cases":
+		data, err := os.ReadFile(os.Args[2])
+		if err != nil {
+			panic(err)
+		}
+		var lines []string
+		for _, line := range strings.Split(string(data), "\n") {
+			if line != "" && !strings.HasPrefix(line, "#") {
+				lines = append(lines, line)
+			}
+		}
+		expressions = func(i int) (string, bool) {
+			if i < len(lines) {
+				return lines[i], true
+			}
+			return "", false
+		}
+	default:
 		usage()
 	}
 	predeclared := starlark.StringDict{
 		"json":   json.Module,
 		"struct": starlark.NewBuiltin("struct", starlarkstruct.Make),
 	}
-	var generate func(*rand.Rand) string
-	var r *rand.Rand
-	switch os.Args[1] {
-	case "json":
-		generate, r = jsonCall, rand.New(rand.NewPCG(7, 8))
-	case "text":
-		generate, r = textCall, rand.New(rand.NewPCG(11, 12))
-	default:
-		usage()
-	}
-	for i := 0; i < count; i++ {
-		expr := generate(r)
+	for i := 0; ; i++ {
+		expr, ok := expressions(i)
+		if !ok {
+			break
+		}
 		thread := &starlark.Thread{Name: "vectors"}
 		v, err := starlark.EvalOptions(&syntax.FileOptions{}, thread, "t.star", expr, predeclared)
 		result := ""
@@ -71,6 +94,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: gostarlark json|text COUNT")
+	fmt.Fprintln(os.Stderr, "usage: gostarlark json|text COUNT | gostarlark cases FILE")
 	os.Exit(2)
 }
