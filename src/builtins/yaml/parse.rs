@@ -19,6 +19,11 @@
 //! - a block scalar whose last line runs to the end of the input without a
 //!   line break is read as libyaml reads it (libyaml-safer panics there), by
 //!   parsing the input with an LS appended and taking the LS back out.
+//!
+//! libyaml-safer's other panics (a double-quoted scalar ending in `\`, a
+//! tag followed by `,` in a flow collection) are caught and answered as
+//! errors, and reading stops at the run's deadline: libyaml's scanner slows
+//! with the square of the flow nesting depth.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
