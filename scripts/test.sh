@@ -34,8 +34,9 @@ fi
 
 # Vectors recorded from the reference's own libraries (tools/goyaml for
 # sigs.k8s.io/yaml, tools/gofloat and tools/goprint for strconv,
-# tools/gostarlark for go.starlark.net, tools/goregex for regexp) must be
-# what they give today.
+# tools/gostarlark for go.starlark.net, tools/goregex for regexp,
+# tools/goencoding for the base64/base32/hex decoders) must be what they
+# give today.
 check_vectors() {
     local file="$1" dir="$2"
     shift 2
@@ -53,6 +54,7 @@ check_vectors tests/compat/text.txt tools/gostarlark text 3000
 check_vectors tests/compat/conversions.txt tools/gostarlark cases ../../tests/compat/conversions.in
 check_vectors src/builtins/go_print.rs tools/goprint
 check_vectors tests/compat/regex.jsonl tools/goregex 3000
+check_vectors tests/compat/encoding.jsonl tools/goencoding 3000
 
 echo "== cargo fmt --check"
 cargo fmt --check

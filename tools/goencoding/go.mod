@@ -1,0 +1,3 @@
+module function-starlark/tools/goencoding
+
+go 1.26.8
