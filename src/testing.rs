@@ -15,22 +15,25 @@ thread_local! {
 /// Runs `source` as a script against an empty request. `Err` carries the
 /// Fatal message.
 pub fn run(source: &str) -> Result<pbjson_types::Struct, String> {
+    RUNTIME.with(|runtime| run_on(runtime, source))
+}
+
+/// [`run`] on a given runtime (with its own limits, say).
+pub fn run_on(runtime: &Runtime, source: &str) -> Result<pbjson_types::Struct, String> {
     let script = Script {
         filename: "test.star".to_owned(),
         source: source.to_owned(),
     };
-    RUNTIME.with(|runtime| {
-        let run = runtime.run_blocking(
-            &script,
-            &crate::loader::Sources::default(),
-            Arc::default(),
-            &AtomicBool::new(false),
-        );
-        match run.outcome {
-            Outcome::Completed { dxr, .. } => dxr,
-            Outcome::Failed(e) => Err(e.to_string()),
-        }
-    })
+    let run = runtime.run_blocking(
+        &script,
+        &crate::loader::Sources::default(),
+        Arc::default(),
+        &AtomicBool::new(false),
+    );
+    match run.outcome {
+        Outcome::Completed { dxr, .. } => dxr,
+        Outcome::Failed(e) => Err(e.to_string()),
+    }
 }
 
 /// The value of a Starlark expression, as JSON (it must be convertible:
@@ -113,4 +116,29 @@ pub fn replay_go_vectors(name: &str, worded_elsewhere: &[&str]) -> (usize, Vec<S
         }
     }
     (total, wrong)
+}
+
+/// Calls `check` with every line of the JSON-lines file `path` (relative to
+/// the crate) and panics listing each line it rejects, with its reason.
+#[track_caller]
+pub fn check_json_lines(
+    path: &str,
+    mut check: impl FnMut(&serde_json::Value) -> Result<(), String>,
+) {
+    let file = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let mut total = 0;
+    let mut wrong = Vec::new();
+    for line in file.lines() {
+        let vector: serde_json::Value = serde_json::from_str(line).unwrap();
+        total += 1;
+        if let Err(why) = check(&vector) {
+            wrong.push(format!("{line}\n  {why}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {total} vectors of {path} differ:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }

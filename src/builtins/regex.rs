@@ -695,15 +695,9 @@ mod tests {
     /// `tools/goregex`), or fails with its error.
     #[test]
     fn members_match_the_recorded_go_results() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/compat/regex.jsonl");
-        let file = std::fs::read_to_string(path).unwrap();
-        let mut total = 0;
-        let mut wrong = Vec::new();
-        for line in file.lines() {
-            let vector: serde_json::Value = serde_json::from_str(line).unwrap();
+        crate::testing::check_json_lines("tests/compat/regex.jsonl", |vector| {
             let [pattern, text, template] =
                 ["pattern", "s", "replacement"].map(|k| literal(vector[k].as_str().unwrap()));
-            total += 1;
             let calls = format!(
                 "{{\"match\": regex.match({pattern}, {text}), \"find\": regex.find({pattern}, {text}), \
                  \"find_all\": regex.find_all({pattern}, {text}), \"find_groups\": regex.find_groups({pattern}, {text}), \
@@ -720,15 +714,11 @@ mod tests {
                     .all(|(k, value)| *value == vector[k]),
                 _ => false,
             };
-            if !ok {
-                wrong.push(format!("{line}\n  got {got:?}"));
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("got {got:?}"))
             }
-        }
-        assert!(
-            wrong.is_empty(),
-            "{} of {total} vectors differ:\n{}",
-            wrong.len(),
-            wrong.join("\n")
-        );
+        });
     }
 }

@@ -747,22 +747,22 @@ pub(super) const YAML_PIECES: &[&str] = &[
 /// `tests/yaml/departures.jsonl`, which must still differ.
 #[test]
 fn decode_matches_the_recorded_reference_results() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/yaml/");
-    let read = |name: &str| std::fs::read_to_string(format!("{dir}{name}")).unwrap();
+    let read = |name: &str| {
+        std::fs::read_to_string(format!("{}/tests/yaml/{name}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap()
+    };
     let departures: std::collections::HashSet<String> = read("departures.jsonl")
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let (mut total, mut departed) = (0, 0);
-    let mut wrong = Vec::new();
-    for line in read("vectors.jsonl").lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    let mut departed = 0;
+    crate::testing::check_json_lines("tests/yaml/vectors.jsonl", |v| {
         let input = v["yaml"].as_str().unwrap();
         let want = match (v["json"].as_str(), v["error"].as_str()) {
             (Some(json), _) => Ok(json.to_owned()),
             (None, Some(error)) => Err(error.to_owned()),
-            _ => panic!("vector without a result: {line}"),
+            _ => return Err("a vector without a result".to_owned()),
         };
         // Go's encoding/json escapes <, > and & and writes U+FFFD as an
         // escape; the decoded values are the same either way.
@@ -772,24 +772,18 @@ fn decode_matches_the_recorded_reference_results() {
                 .replace('&', "\\u0026")
                 .replace('\u{fffd}', "\\ufffd")
         });
-        total += 1;
         let listed = departures.contains(input);
         departed += usize::from(listed);
-        if (got == want) == listed {
-            let quoted = serde_json::to_string(input).unwrap();
-            let what = if listed { "now matches" } else { "differs" };
-            wrong.push(format!("{quoted} {what}\n  want {want:?}\n  got  {got:?}"));
+        match (got == want, listed) {
+            (false, false) => Err(format!("differs: got {got:?}")),
+            (true, true) => Err("now matches: take it off departures.jsonl".to_owned()),
+            _ => Ok(()),
         }
-    }
+    });
     assert_eq!(
         departed,
         departures.len(),
         "a listed departure has no vector"
-    );
-    assert!(
-        wrong.is_empty(),
-        "of {total} vectors:\n{}",
-        wrong.join("\n")
     );
 }
 
@@ -799,33 +793,23 @@ fn decode_matches_the_recorded_reference_results() {
 /// `tools/goyaml`).
 #[test]
 fn encode_matches_the_recorded_reference_results() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/yaml/encode.jsonl");
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut total = 0;
-    let mut wrong = Vec::new();
-    for line in text.lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    crate::testing::check_json_lines("tests/yaml/encode.jsonl", |v| {
         let json = v["json"].as_str().unwrap();
         let want = match (v["yaml"].as_str(), v["error"].as_str()) {
             (Some(yaml), _) => Ok(yaml.to_owned()),
             (None, Some(error)) => Err(error.to_owned()),
-            _ => panic!("vector without a result: {line}"),
+            _ => return Err("a vector without a result".to_owned()),
         };
         let got = Module::with_temp_heap(|module| {
             let heap = module.heap();
             encode_yaml(decode_value(json, heap).unwrap(), heap)
         });
-        total += 1;
-        if got != want {
-            wrong.push(format!("{json}\n  want {want:?}\n  got  {got:?}"));
+        if got == want {
+            Ok(())
+        } else {
+            Err(format!("got {got:?}"))
         }
-    }
-    assert!(
-        wrong.is_empty(),
-        "{} of {total} vectors differ:\n{}",
-        wrong.len(),
-        wrong.join("\n")
-    );
+    });
 }
 
 #[test]
@@ -846,29 +830,15 @@ fn decode_stops_reading_at_the_deadline() {
 
 #[test]
 fn a_script_decoding_a_slow_document_stops_at_its_time_limit() {
-    use std::sync::Arc;
-    use std::sync::atomic::AtomicBool;
-
-    use crate::runtime::{Limits, Outcome, Runtime};
+    use crate::runtime::{Limits, Runtime};
 
     let limits = Limits {
         timeout: std::time::Duration::from_millis(300),
         ..Limits::default()
     };
     let runtime = Runtime::new(limits, 4);
-    let script = crate::input::Script {
-        filename: "slow.star".to_owned(),
-        source: "x = yaml.decode(\"[\" * 200000)\n".to_owned(),
-    };
-    let run = runtime.run_blocking(
-        &script,
-        &crate::loader::Sources::default(),
-        Arc::default(),
-        &AtomicBool::new(false),
-    );
-    match run.outcome {
-        // The run reports its own timeout.
-        Outcome::Failed(e) => assert!(e.to_string().contains("wall-clock limit"), "{e}"),
-        Outcome::Completed { .. } => panic!("the run must fail"),
-    }
+    let error = crate::testing::run_on(&runtime, "x = yaml.decode(\"[\" * 200000)\n")
+        .expect_err("the run must fail");
+    // The run reports its own timeout.
+    assert!(error.contains("wall-clock limit"), "{error}");
 }
