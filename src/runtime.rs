@@ -40,7 +40,8 @@ use prepass::LineMap;
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// starlark-rust ticks: loop iterations and calls, native calls
-    /// included, so each redirected `+`, `*`, `%` and `<<` costs one.
+    /// included, so each redirected operator (`+`, `*`, `%`, `<<`, `/`, `//`,
+    /// `>>`) costs one.
     /// 500,000 ticks stop no script within the reference's 1,000,000 steps:
     /// every Go instruction sequence behind a tick is at least two steps (a
     /// chain of additions is the tightest measured case, 2.55 steps per

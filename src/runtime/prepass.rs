@@ -13,9 +13,9 @@
 //! * the identifier `assert` is renamed to `_sl_assert` (also inside the
 //!   symbol strings of `load` statements);
 //! * `.pop(-1)` becomes `.pop()`;
-//! * `name %= x`, `name <<= x` and `name *= x` become
-//!   `name = name % (x)` (and so on), so that the operator redirections
-//!   apply to them.
+//! * `name %= x`, `name <<= x`, `name *= x`, `name /= x`, `name //= x`
+//!   and `name >>= x` become `name = name % (x)` (and so on), so that the
+//!   operator redirections apply to them.
 //!
 //! Every rewrite is recorded in a [`LineMap`] so that positions reported for
 //! the rewritten text can be mapped back to the user's source.
@@ -31,9 +31,9 @@ pub const RESERVED_PREFIX: &str = "_sl_";
 const RENAMED_ASSERT: &str = "_sl_assert";
 
 /// The augmented assignments rewritten to plain ones when their target is a
-/// name, so that the redirected operators (`%`, `<<`, `*`) apply to them.
-/// `+=` stays: on a list it updates in place.
-const REWRITTEN_AUGMENTED: [&str; 3] = ["%", "<<", "*"];
+/// name, so that the redirected operators (`%`, `<<`, `*`, `/`, `//`, `>>`)
+/// apply to them. `+=` stays: on a list it updates in place.
+const REWRITTEN_AUGMENTED: [&str; 6] = ["%", "<<", "*", "/", "//", ">>"];
 
 /// Upper bound on the number of iterations of a rewritten `while` loop.
 const WHILE_BOUND: &str = "0x7fffffff";
@@ -168,6 +168,8 @@ pub fn prepass(source: &str) -> Result<Prepassed, PrepassError> {
         || source.contains("%=")
         || source.contains("*=")
         || source.contains("<<=")
+        || source.contains("/=")
+        || source.contains(">>=")
         || source.contains(RESERVED_PREFIX);
     if !needs_work {
         return Ok(identity(source));
@@ -1320,9 +1322,16 @@ mod tests {
 
     #[test]
     fn other_augmented_assignments_and_targets_are_untouched() {
-        let source =
-            "x += [1]\nx -= 1\nx[0] %= 2\nx.y *= 2\nx //= 2\nx >>= 1\nf(a *= 2)\nx % = 1\n";
+        let source = "x += [1]\nx -= 1\nx[0] %= 2\nx.y *= 2\nx[0] //= 2\nf(a *= 2)\nx % = 1\n";
         assert_eq!(rewrite(source), source);
+    }
+
+    #[test]
+    fn augmented_division_and_shifts_are_rewritten() {
+        assert_eq!(
+            rewrite("x /= 2\nx //= 2\nx >>= 1\n"),
+            "x = x / (2)\nx = x // (2)\nx = x >> (1)\n"
+        );
     }
 
     #[test]
