@@ -2127,7 +2127,7 @@ mod tests {
     /// an error with the same message.
     #[test]
     fn calls_match_the_recorded_go_results() {
-        let (total, wrong) = crate::testing::replay_go_vectors("json.txt", &[]);
+        let (total, wrong) = crate::testing::replay_go_vectors("json.txt");
         assert!(
             wrong.is_empty(),
             "{} of {total} calls differ:\n{}",

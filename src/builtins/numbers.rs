@@ -323,7 +323,7 @@ mod tests {
     /// gave (recorded by `tools/gostarlark cases`), errors word for word.
     #[test]
     fn conversions_match_the_recorded_go_results() {
-        let (total, wrong) = replay_go_vectors("conversions.txt", &[]);
+        let (total, wrong) = replay_go_vectors("conversions.txt");
         assert!(
             wrong.is_empty(),
             "{} of {total} calls differ:\n{}",
