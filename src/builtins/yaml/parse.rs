@@ -10,7 +10,7 @@
 //! - only `%YAML 1.1` documents are accepted;
 //! - `\/` is not an escape in double-quoted scalars;
 //! - a `?` ends a plain scalar in a flow collection (and is then out of
-//!   place);
+//!   place), and a `:` right before a flow indicator does not: it is text;
 //! - a byte order mark is skipped only at the start of the input (go-yaml
 //!   means to skip one at the start of any line but looks at the wrong
 //!   place), elsewhere it is text;
@@ -26,6 +26,7 @@
 //! with the square of the flow nesting depth.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::{self, BufRead, Read};
 use std::panic::{self, AssertUnwindSafe};
@@ -73,7 +74,9 @@ pub(super) fn parse_first_document(
         let job = Job {
             source,
             bom: None,
+            colon: None,
             deadline,
+            refused_colon: Cell::default(),
         };
         return job.parse("\n").map(|p| p.document);
     }
@@ -81,11 +84,38 @@ pub(super) fn parse_first_document(
     // after it.
     let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     let (text, bom) = hide_inner_byte_order_marks(source);
-    let job = Job {
-        source: text.as_ref(),
-        bom,
-        deadline,
-    };
+    // In a flow collection libyaml refuses a `:` directly before `,`, `?`,
+    // `[`, `]`, `{` or `}` inside a plain scalar, where go-yaml reads it as
+    // text: each such `:` is replaced by a stand-in that reads as text, and
+    // turned back in scalar values.
+    let mut text = text.into_owned();
+    let colon = ('\u{e100}'..='\u{e1ff}').find(|&c| !text.contains(c));
+    for _ in 0..MAX_REFUSED_COLONS {
+        let job = Job {
+            source: &text,
+            bom,
+            colon,
+            deadline,
+            refused_colon: Cell::default(),
+        };
+        let result = read(&job);
+        match (job.refused_colon.get(), colon) {
+            (Some(at), Some(stand_in))
+                if result.is_err() && text.get(at..).is_some_and(|t| t.starts_with(':')) =>
+            {
+                text.replace_range(at..=at, stand_in.encode_utf8(&mut [0; 4]));
+            }
+            _ => return result,
+        }
+    }
+    Err("yaml: found unexpected ':'".to_owned())
+}
+
+/// The most `:` characters [`parse_first_document`] reads as text.
+const MAX_REFUSED_COLONS: usize = 64;
+
+/// The nodes of `job`'s first document.
+fn read(job: &Job) -> Result<Option<Document>, String> {
     if job.source.ends_with(is_break) {
         return job.parse(job.source).map(|p| p.document);
     }
@@ -125,7 +155,12 @@ struct Job<'s> {
     source: &'s str,
     /// What stands for a byte order mark in `source`.
     bom: Option<char>,
+    /// What stands for a `:` libyaml refused in `source`.
+    colon: Option<char>,
     deadline: Option<Instant>,
+    /// Where the last parse failed on a `:` libyaml refuses and go-yaml
+    /// reads as text.
+    refused_colon: Cell<Option<usize>>,
 }
 
 impl Job<'_> {
@@ -142,10 +177,18 @@ impl Job<'_> {
         parser.set_input(TimedInput::new(input, self.deadline));
         let mut builder = Builder {
             bom: self.bom,
+            colon: self.colon,
             ..Builder::default()
         };
         loop {
-            let event = parser.parse().map_err(|e| parser_error(&e))?;
+            let event = parser.parse().map_err(|e| {
+                if e.problem() == "found unexpected ':'" {
+                    let at = e.problem_mark().map(|m| m.index);
+                    self.refused_colon
+                        .set(at.and_then(|i| usize::try_from(i).ok()));
+                }
+                parser_error(&e)
+            })?;
             if !builder.add(self.source, event)? {
                 break;
             }
@@ -284,6 +327,8 @@ struct Builder {
     reached_end: Vec<usize>,
     /// What stands for a byte order mark in the text.
     bom: Option<char>,
+    /// What stands for a `:` in the text.
+    colon: Option<char>,
 }
 
 impl Builder {
@@ -336,12 +381,14 @@ impl Builder {
                     }
                     _ => {}
                 }
-                let value = match self.bom {
-                    Some(stand_in) if value.contains(stand_in) => {
-                        value.replace(stand_in, "\u{feff}")
+                let mut value = value;
+                for (stand_in, original) in [(self.bom, "\u{feff}"), (self.colon, ":")] {
+                    if let Some(stand_in) = stand_in
+                        && value.contains(stand_in)
+                    {
+                        value = value.replace(stand_in, original);
                     }
-                    _ => value,
-                };
+                }
                 self.nodes.push(YNode::Scalar {
                     value,
                     tag: tag.unwrap_or_default(),
