@@ -88,8 +88,8 @@ pub(super) fn parse_first_document(
     // `[`, `]`, `{` or `}` inside a plain scalar, where go-yaml reads it as
     // text: each such `:` is replaced by a stand-in that reads as text, and
     // turned back in scalar values.
-    let mut text = text.into_owned();
-    let colon = ('\u{e100}'..='\u{e1ff}').find(|&c| !text.contains(c));
+    let mut text = text;
+    let mut colon = None;
     for _ in 0..MAX_REFUSED_COLONS {
         let job = Job {
             source: &text,
@@ -99,14 +99,20 @@ pub(super) fn parse_first_document(
             refused_colon: Cell::default(),
         };
         let result = read(&job);
-        match (job.refused_colon.get(), colon) {
-            (Some(at), Some(stand_in))
-                if result.is_err() && text.get(at..).is_some_and(|t| t.starts_with(':')) =>
-            {
-                text.replace_range(at..=at, stand_in.encode_utf8(&mut [0; 4]));
-            }
-            _ => return result,
+        let Some(at) = job.refused_colon.get().filter(|_| result.is_err()) else {
+            return result;
+        };
+        if !text.get(at..).is_some_and(|t| t.starts_with(':')) {
+            return result;
         }
+        let Some(stand_in) =
+            colon.or_else(|| ('\u{e100}'..='\u{e1ff}').find(|&c| !text.contains(c)))
+        else {
+            return result;
+        };
+        colon = Some(stand_in);
+        text.to_mut()
+            .replace_range(at..=at, stand_in.encode_utf8(&mut [0; 4]));
     }
     Err("yaml: found unexpected ':'".to_owned())
 }
