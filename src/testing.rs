@@ -138,3 +138,65 @@ pub fn check_json_lines(
         wrong.join("\n")
     );
 }
+
+/// A JSON-like value for property tests of the encoders and decoders.
+#[derive(Debug, Clone)]
+pub enum Tree {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    List(Vec<Tree>),
+    Dict(Vec<(String, Tree)>),
+}
+
+impl Tree {
+    /// Trees up to four levels deep of finite numbers and of strings (values
+    /// and keys alike) drawn from `text`.
+    pub fn strategy(
+        text: impl proptest::strategy::Strategy<Value = String> + Clone + 'static,
+    ) -> impl proptest::strategy::Strategy<Value = Tree> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Tree::Null),
+            any::<bool>().prop_map(Tree::Bool),
+            any::<i64>().prop_map(Tree::Int),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Tree::Float),
+            text.clone().prop_map(Tree::Str),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Tree::List),
+                prop::collection::vec((text.clone(), inner), 0..6).prop_map(Tree::Dict),
+            ]
+        })
+    }
+
+    /// The tree as new Starlark values on `heap`.
+    pub fn alloc<'v>(&self, heap: starlark::values::Heap<'v>) -> starlark::values::Value<'v> {
+        use starlark::values::Value;
+        use starlark::values::dict::AllocDict;
+        use starlark::values::list::AllocList;
+        match self {
+            Tree::Null => Value::new_none(),
+            Tree::Bool(b) => Value::new_bool(*b),
+            Tree::Int(i) => heap.alloc(*i),
+            Tree::Float(f) => heap.alloc(*f),
+            Tree::Str(s) => heap.alloc_str(s).to_value(),
+            Tree::List(items) => {
+                let items: Vec<Value> = items.iter().map(|i| i.alloc(heap)).collect();
+                heap.alloc(AllocList(items))
+            }
+            Tree::Dict(entries) => {
+                let entries: Vec<(Value, Value)> = entries
+                    .iter()
+                    .map(|(k, v)| (heap.alloc_str(k).to_value(), v.alloc(heap)))
+                    .collect();
+                heap.alloc(AllocDict(entries))
+            }
+        }
+    }
+}

@@ -1481,12 +1481,9 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
     use starlark::environment::Module;
-    use starlark::values::dict::AllocDict;
-    use starlark::values::list::AllocList;
-    use starlark::values::{Heap, Value};
 
     use super::{decode_value, encode_value, indent_json};
-    use crate::testing::{assert_eval, assert_fails, eval, run};
+    use crate::testing::{Tree, assert_eval, assert_fails, eval, run};
 
     /// The string `expr` evaluates to.
     #[track_caller]
@@ -2040,65 +2037,14 @@ mod tests {
             .unwrap();
     }
 
-    /// A JSON-like value for property tests.
-    #[derive(Debug, Clone)]
-    enum Tree {
-        Null,
-        Bool(bool),
-        Int(i64),
-        Float(f64),
-        Str(String),
-        List(Vec<Tree>),
-        Dict(Vec<(String, Tree)>),
-    }
-
-    fn tree() -> impl Strategy<Value = Tree> {
-        let leaf = prop_oneof![
-            Just(Tree::Null),
-            any::<bool>().prop_map(Tree::Bool),
-            any::<i64>().prop_map(Tree::Int),
-            any::<f64>()
-                .prop_filter("finite", |f| f.is_finite())
-                .prop_map(Tree::Float),
-            any::<String>().prop_map(Tree::Str),
-        ];
-        leaf.prop_recursive(4, 48, 6, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(Tree::List),
-                prop::collection::vec((any::<String>(), inner), 0..6).prop_map(Tree::Dict),
-            ]
-        })
-    }
-
-    fn alloc<'v>(t: &Tree, heap: Heap<'v>) -> Value<'v> {
-        match t {
-            Tree::Null => Value::new_none(),
-            Tree::Bool(b) => Value::new_bool(*b),
-            Tree::Int(i) => heap.alloc(*i),
-            Tree::Float(f) => heap.alloc(*f),
-            Tree::Str(s) => heap.alloc_str(s).to_value(),
-            Tree::List(items) => {
-                let items: Vec<Value> = items.iter().map(|i| alloc(i, heap)).collect();
-                heap.alloc(AllocList(items))
-            }
-            Tree::Dict(entries) => {
-                let entries: Vec<(Value, Value)> = entries
-                    .iter()
-                    .map(|(k, v)| (heap.alloc_str(k).to_value(), alloc(v, heap)))
-                    .collect();
-                heap.alloc(AllocDict(entries))
-            }
-        }
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
         #[test]
-        fn decoding_encoded_values_gives_them_back(t in tree()) {
+        fn decoding_encoded_values_gives_them_back(t in Tree::strategy(any::<String>())) {
             Module::with_temp_heap(|module| {
                 let heap = module.heap();
-                let v = alloc(&t, heap);
+                let v = t.alloc(heap);
                 let text = encode_value(v, heap).unwrap();
                 let back = decode_value(&text, heap).unwrap();
                 prop_assert!(back.equals(v).unwrap(), "{text}");

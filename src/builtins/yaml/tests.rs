@@ -3,14 +3,11 @@
 use proptest::prelude::*;
 use serde_json::json;
 use starlark::environment::Module;
-use starlark::values::dict::AllocDict;
-use starlark::values::list::AllocList;
-use starlark::values::{Heap, Value};
 
 use super::decode::yaml_to_json;
 use super::encode::{emit_yaml, encode_yaml, json_text_len, natural_less};
 use crate::builtins::json::decode_value;
-use crate::testing::{assert_eval, eval, literal, run};
+use crate::testing::{Tree, assert_eval, eval, literal, run};
 
 /// What `yaml.decode` reads `s` as, as JSON text, with no deadline.
 fn to_json(s: &str) -> Result<String, String> {
@@ -542,22 +539,10 @@ fn decode_stream_accepts_at_most_256_documents() {
     );
 }
 
-/// A value `yaml.encode` accepts, for property tests.
-#[derive(Debug, Clone)]
-enum Tree {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str(String),
-    List(Vec<Tree>),
-    Dict(Vec<(String, Tree)>),
-}
-
-/// Text without the characters only YAML 1.1 reads as line breaks
-/// (NEL, LS, PS) and those its reader rejects; the round trip through
-/// the YAML 1.2 parser would differ there by design.
-fn yaml_text() -> impl Strategy<Value = String> {
+/// Text without the characters only YAML 1.1 reads as line breaks (NEL,
+/// LS, PS) and those its reader rejects: the round trip differs there by
+/// design, in the reference too.
+fn yaml_text() -> impl Strategy<Value = String> + Clone {
     prop_oneof![
         "[ -~\\t\\n]{0,40}",
         "[a-z :#'\"\\-?\\[\\]{}&*!|>%@`.,0-9]{0,30}",
@@ -578,45 +563,6 @@ fn yaml_text() -> impl Strategy<Value = String> {
     })
 }
 
-fn tree() -> impl Strategy<Value = Tree> {
-    let leaf = prop_oneof![
-        Just(Tree::Null),
-        any::<bool>().prop_map(Tree::Bool),
-        any::<i64>().prop_map(Tree::Int),
-        any::<f64>()
-            .prop_filter("finite", |f| f.is_finite())
-            .prop_map(Tree::Float),
-        yaml_text().prop_map(Tree::Str),
-    ];
-    leaf.prop_recursive(4, 48, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Tree::List),
-            prop::collection::vec((yaml_text(), inner), 0..6).prop_map(Tree::Dict),
-        ]
-    })
-}
-
-fn alloc<'v>(t: &Tree, heap: Heap<'v>) -> Value<'v> {
-    match t {
-        Tree::Null => Value::new_none(),
-        Tree::Bool(b) => Value::new_bool(*b),
-        Tree::Int(i) => heap.alloc(*i),
-        Tree::Float(f) => heap.alloc(*f),
-        Tree::Str(s) => heap.alloc_str(s).to_value(),
-        Tree::List(items) => {
-            let items: Vec<Value> = items.iter().map(|i| alloc(i, heap)).collect();
-            heap.alloc(AllocList(items))
-        }
-        Tree::Dict(entries) => {
-            let entries: Vec<(Value, Value)> = entries
-                .iter()
-                .map(|(k, v)| (heap.alloc_str(k).to_value(), alloc(v, heap)))
-                .collect();
-            heap.alloc(AllocDict(entries))
-        }
-    }
-}
-
 fn long_key(t: &Tree) -> bool {
     match t {
         Tree::List(items) => items.iter().any(long_key),
@@ -631,11 +577,11 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn decoding_encoded_yaml_gives_the_value_back(t in tree()) {
+    fn decoding_encoded_yaml_gives_the_value_back(t in Tree::strategy(yaml_text())) {
         prop_assume!(!long_key(&t));
         Module::with_temp_heap(|module| {
             let heap = module.heap();
-            let v = alloc(&t, heap);
+            let v = t.alloc(heap);
             let text = encode_yaml(v, heap).unwrap();
             prop_assert!(!text.ends_with('\n'));
             // What the emitter wrote (before `encode` strips the final
