@@ -98,11 +98,28 @@ fn is_midpoint(value: f64, digits: &str, exp: i32) -> bool {
 /// precision -1: exponent form when `exp` is below -4 or at least 6, with a
 /// two-digit minimum exponent; fixed notation otherwise.
 pub fn layout_g(negative: bool, digits: &str, exp: i32) -> String {
+    let exponent = (!(-4..6).contains(&exp)).then_some(ExponentDigits::AtLeastTwo);
+    layout(negative, digits, exp, exponent)
+}
+
+/// How many digits an exponent is written with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ExponentDigits {
+    /// At least two (`1e+06`, `1e-07`), as `strconv`'s `g` format.
+    AtLeastTwo,
+    /// At least two when positive, as few as needed when negative (`1e+21`,
+    /// `1e-7`), as `encoding/json` writes floats.
+    AtLeastTwoWhenPositive,
+}
+
+/// Lays out shortest `digits` with decimal exponent `exp`: in exponent form
+/// (`d.ddde±XX`) when `exponent` says how, in fixed notation otherwise.
+pub fn layout(negative: bool, digits: &str, exp: i32, exponent: Option<ExponentDigits>) -> String {
     let mut out = String::with_capacity(digits.len() + 8);
     if negative {
         out.push('-');
     }
-    if !(-4..6).contains(&exp) {
+    if let Some(exponent_digits) = exponent {
         out.push_str(&digits[..1]);
         if digits.len() > 1 {
             out.push('.');
@@ -111,12 +128,12 @@ pub fn layout_g(negative: bool, digits: &str, exp: i32) -> String {
         out.push('e');
         out.push(if exp < 0 { '-' } else { '+' });
         let magnitude = exp.unsigned_abs();
-        if magnitude < 10 {
+        if magnitude < 10 && (exp >= 0 || exponent_digits == ExponentDigits::AtLeastTwo) {
             out.push('0');
         }
         out.push_str(&magnitude.to_string());
     } else if exp >= 0 {
-        let int_len = usize::try_from(exp).expect("exp is in 0..6") + 1;
+        let int_len = usize::try_from(exp).unwrap_or(0) + 1;
         if digits.len() <= int_len {
             out.push_str(digits);
             out.extend(std::iter::repeat_n('0', int_len - digits.len()));
@@ -127,8 +144,10 @@ pub fn layout_g(negative: bool, digits: &str, exp: i32) -> String {
         }
     } else {
         out.push_str("0.");
-        let zeros = usize::try_from(-exp - 1).expect("exp is in -4..0");
-        out.extend(std::iter::repeat_n('0', zeros));
+        out.extend(std::iter::repeat_n(
+            '0',
+            usize::try_from(-exp - 1).unwrap_or(0),
+        ));
         out.push_str(digits);
     }
     out

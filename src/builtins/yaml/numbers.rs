@@ -1,5 +1,7 @@
 //! Go's text for numbers, as the reference's JSON and YAML steps write them.
 
+use crate::gofmt::ExponentDigits;
+
 /// Go's `encoding/json` text of a finite float: fixed notation with the
 /// shortest digits, or exponent notation (`1e-7`, `1e+21`) below 1e-6 or
 /// from 1e21 on.
@@ -9,44 +11,8 @@ pub(super) fn go_json_float(f: f64) -> String {
         return if f.is_sign_negative() { "-0" } else { "0" }.to_owned();
     }
     let (negative, digits, exp) = crate::gofmt::shortest_digits(f);
-    let mut out = String::new();
-    if negative {
-        out.push('-');
-    }
-    if !(1e-6..1e21).contains(&abs) {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        let magnitude = exp.unsigned_abs();
-        if magnitude < 10 && exp >= 0 {
-            out.push('0');
-        }
-        out.push_str(&magnitude.to_string());
-        return out;
-    }
-    if exp >= 0 {
-        let int_len = usize::try_from(exp).unwrap_or(0) + 1;
-        if digits.len() <= int_len {
-            out.push_str(&digits);
-            out.extend(std::iter::repeat_n('0', int_len - digits.len()));
-        } else {
-            out.push_str(&digits[..int_len]);
-            out.push('.');
-            out.push_str(&digits[int_len..]);
-        }
-    } else {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n(
-            '0',
-            usize::try_from(-exp - 1).unwrap_or(0),
-        ));
-        out.push_str(&digits);
-    }
-    out
+    let exponent = (!(1e-6..1e21).contains(&abs)).then_some(ExponentDigits::AtLeastTwoWhenPositive);
+    crate::gofmt::layout(negative, &digits, exp, exponent)
 }
 
 /// Go's `strconv.FormatFloat(f, 'g', -1, 32)`, which sigs.k8s.io/yaml uses
