@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::input::Script;
-use crate::runtime::{Limits, Outcome, Runtime};
+use crate::loader::Sources;
+use crate::runtime::{Limits, Outcome, Run, Runtime};
 
 thread_local! {
     static RUNTIME: Runtime = Runtime::new(Limits::default(), 64);
@@ -20,20 +21,20 @@ pub fn run(source: &str) -> Result<pbjson_types::Struct, String> {
 
 /// [`run`] on a given runtime (with its own limits, say).
 pub fn run_on(runtime: &Runtime, source: &str) -> Result<pbjson_types::Struct, String> {
+    match run_script(runtime, source, &Sources::default()).outcome {
+        Outcome::Completed { dxr, .. } => dxr,
+        Outcome::Failed(e) => Err(e.to_string()),
+    }
+}
+
+/// The whole run of `source` on `runtime` against an empty request, with
+/// `sources` for `load()`: what it recorded as well as how it ended.
+pub fn run_script(runtime: &Runtime, source: &str, sources: &Sources) -> Run {
     let script = Script {
         filename: "test.star".to_owned(),
         source: source.to_owned(),
     };
-    let run = runtime.run_blocking(
-        &script,
-        &crate::loader::Sources::default(),
-        Arc::default(),
-        &AtomicBool::new(false),
-    );
-    match run.outcome {
-        Outcome::Completed { dxr, .. } => dxr,
-        Outcome::Failed(e) => Err(e.to_string()),
-    }
+    runtime.run_blocking(&script, sources, Arc::default(), &AtomicBool::new(false))
 }
 
 /// The value of a Starlark expression, as JSON (it must be convertible:

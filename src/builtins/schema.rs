@@ -181,14 +181,11 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-    use std::sync::atomic::AtomicBool;
-
     use serde_json::{Value as Json, json};
 
-    use crate::input::Script;
+    use crate::loader::Sources;
     use crate::runtime::{Limits, Outcome, Runtime};
-    use crate::testing::{assert_eval, assert_fails, run};
+    use crate::testing::{assert_eval, assert_fails, run, run_script};
 
     /// The value a script leaves in `dxr["v"]`.
     fn script(source: &str) -> Json {
@@ -206,16 +203,7 @@ mod tests {
     /// The bodies of the resources a script emitted, by name.
     fn emitted(source: &str) -> Json {
         let runtime = Runtime::new(Limits::default(), 4);
-        let script = Script {
-            filename: "test.star".to_owned(),
-            source: source.to_owned(),
-        };
-        let run = runtime.run_blocking(
-            &script,
-            &crate::loader::Sources::default(),
-            Arc::default(),
-            &AtomicBool::new(false),
-        );
+        let run = run_script(&runtime, source, &Sources::default());
         if let Outcome::Failed(e) = &run.outcome {
             panic!("{source}: {e}");
         }
@@ -970,14 +958,8 @@ set_xr_status("atProvider.nested.x", 1)
     /// leaves, or the error text.
     fn with_module(lib: &str, main: &str) -> Result<Json, String> {
         let runtime = Runtime::new(Limits::default(), 4);
-        let script = Script {
-            filename: "test.star".to_owned(),
-            source: main.to_owned(),
-        };
-        let sources =
-            crate::loader::Sources::inline([("lib.star".to_owned(), lib.to_owned())].into());
-        let run = runtime.run_blocking(&script, &sources, Arc::default(), &AtomicBool::new(false));
-        match run.outcome {
+        let sources = Sources::inline([("lib.star".to_owned(), lib.to_owned())].into());
+        match run_script(&runtime, main, &sources).outcome {
             Outcome::Completed { dxr, .. } => {
                 Ok(function_sdk_rust::resource::struct_to_json(&dxr?)["v"].clone())
             }

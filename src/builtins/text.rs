@@ -649,10 +649,8 @@ mod tests {
 
     #[test]
     fn text_past_the_memory_limit_is_an_error() {
-        use std::sync::Arc;
-        use std::sync::atomic::AtomicBool;
-
         use crate::runtime::{Limits, Outcome, Runtime};
+        use crate::testing::run_script;
 
         let runtime = Runtime::new(
             Limits {
@@ -676,16 +674,8 @@ mod tests {
             ("fail(l)", "fail: the text would exceed"),
         ];
         for (line, message) in cases {
-            let script = crate::input::Script {
-                filename: "big.star".to_owned(),
-                source: format!("{big}{line}\n"),
-            };
-            let run = runtime.run_blocking(
-                &script,
-                &crate::loader::Sources::default(),
-                Arc::default(),
-                &AtomicBool::new(false),
-            );
+            let source = format!("{big}{line}\n");
+            let run = run_script(&runtime, &source, &crate::loader::Sources::default());
             let Outcome::Failed(e) = run.outcome else {
                 panic!("{line}: expected an error");
             };
