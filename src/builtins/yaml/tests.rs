@@ -573,6 +573,25 @@ fn long_key(t: &Tree) -> bool {
     }
 }
 
+/// Whether natural order is transitive on the keys of every mapping in
+/// `t`, so that sorting them gives one order whatever order they come in.
+fn keys_ordered(t: &Tree) -> bool {
+    match t {
+        Tree::List(items) => items.iter().all(keys_ordered),
+        Tree::Dict(entries) => {
+            let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+            let transitive = keys.iter().all(|a| {
+                keys.iter().all(|b| {
+                    keys.iter()
+                        .all(|c| !(natural_less(a, b) && natural_less(b, c)) || natural_less(a, c))
+                })
+            });
+            transitive && entries.iter().all(|(_, v)| keys_ordered(v))
+        }
+        _ => true,
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -594,8 +613,13 @@ proptest! {
             prop_assert!(back.equals(v).unwrap(), "{:?}\n{}\n{}", t, full, json);
             // Encoding is canonical: the decoded value encodes the same
             // (unless a huge whole float came back as an int that no
-            // longer fits 64 bits, as in the reference).
-            if let Ok(again) = encode_yaml(back, heap) {
+            // longer fits 64 bits, as in the reference). go-yaml's natural
+            // key order is not transitive for some key sets ("1.5", "3",
+            // "2001-12-14", "2a"): there the reference itself writes one of
+            // several orders (three in 200 runs), so no text is canonical.
+            if keys_ordered(&t)
+                && let Ok(again) = encode_yaml(back, heap)
+            {
                 prop_assert_eq!(again, text.clone());
             }
             Ok(())
@@ -787,4 +811,12 @@ fn a_script_decoding_a_slow_document_stops_at_its_time_limit() {
         .expect_err("the run must fail");
     // The run reports its own timeout.
     assert!(error.contains("wall-clock limit"), "{error}");
+}
+
+#[test]
+fn natural_key_order_is_not_transitive_for_every_key_set() {
+    let dict =
+        |keys: &[&str]| Tree::Dict(keys.iter().map(|k| ((*k).to_owned(), Tree::Null)).collect());
+    assert!(!keys_ordered(&dict(&["1.5", "3", "2001-12-14", "2a"])));
+    assert!(keys_ordered(&dict(&["a", "a2", "a10", "b"])));
 }
