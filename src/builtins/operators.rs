@@ -79,10 +79,11 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         #[starlark(require = pos)] b: Value<'v>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Value<'v>> {
-        let repeat = match (sequence(a), text::int_of(b), text::int_of(a), sequence(b)) {
-            (Some(seq), Some(n), _, _) => Some((a, seq, n)),
-            (_, _, Some(n), Some(seq)) => Some((b, seq, n)),
-            _ => None,
+        // Only a sequence and an int repeat; the count is looked at then.
+        let repeat = match (sequence(a), sequence(b)) {
+            (Some(seq), _) => text::int_of(b).map(|n| (a, seq, n)),
+            (None, Some(seq)) => text::int_of(a).map(|n| (b, seq, n)),
+            (None, None) => None,
         };
         // Go's checks, in its order: an empty sequence repeats to an empty
         // one whatever the count, the count must fit 32 bits, the result
@@ -225,14 +226,14 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         #[starlark(require = pos)] b: Value<'v>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Value<'v>> {
-        let (Some(_), Some(count)) = (text::int_of(a), text::int_of(b)) else {
+        if a.get_type() != "int" || b.get_type() != "int" {
             return Err(unknown_op(a, ">>", b));
-        };
+        }
         let fail = |message: String| Err(starlark::Error::new_other(anyhow!(message)));
-        match i32::try_from(&count) {
-            Err(_) => fail(format!("{count} out of range")),
-            Ok(n) if n < 0 => fail(format!("negative shift count: {n}")),
-            Ok(_) => a.right_shift(b, eval.heap()),
+        match b.unpack_i32() {
+            None => fail(format!("{} out of range", b.to_str())),
+            Some(n) if n < 0 => fail(format!("negative shift count: {n}")),
+            Some(_) => a.right_shift(b, eval.heap()),
         }
     }
 }
@@ -248,14 +249,18 @@ fn unknown_op(a: Value, op: &str, b: Value) -> starlark::Error {
 
 /// Whether `v` is an int or a float.
 fn is_number(v: Value) -> bool {
-    text::int_of(v).is_some() || v.downcast_ref::<StarlarkFloat>().is_some()
+    matches!(v.get_type(), "int" | "float")
 }
 
 /// Whether `v` is the int 0 or a float zero.
 fn is_zero(v: Value) -> bool {
-    text::int_of(v).is_some_and(|i| i == 0.into())
-        || v.downcast_ref::<StarlarkFloat>()
-            .is_some_and(|f| f.0 == 0.0)
+    match v.get_type() {
+        "int" => v.unpack_i32() == Some(0),
+        "float" => v
+            .downcast_ref::<StarlarkFloat>()
+            .is_some_and(|f| f.0 == 0.0),
+        _ => false,
+    }
 }
 
 /// go.starlark.net's `x % y` when one of two numbers is a float: `fmod`,
