@@ -1345,13 +1345,21 @@ pub(crate) fn indent_json(src: &str, prefix: &str, indent: &str) -> Result<Strin
 // ---------------------------------------------------------------------------
 // The module.
 
-/// `prefix` and `indent`, the keyword-only string options of `indent` and
-/// `encode_indent`.
-fn indent_options<'v>(call: &GoArgs<'v>) -> anyhow::Result<(&'v str, &'v str)> {
+/// The arguments of `indent` and `encode_indent`: the one positional value
+/// and the keyword-only strings `prefix` and `indent` (checked first, as in
+/// Go).
+fn indent_options<'v>(call: &GoArgs<'v>) -> anyhow::Result<(Value<'v>, &'v str, &'v str)> {
     let bound = call.bind(&["prefix?", "indent?"], false, |_, v| want_string(v))?;
     let prefix = bound[0].and_then(Value::unpack_str).unwrap_or("");
     let indent = bound[1].and_then(Value::unpack_str).unwrap_or("\t");
-    Ok((prefix, indent))
+    // The keywords are bound; the value is the one positional argument.
+    let positional = GoArgs {
+        name: call.name,
+        positional: call.positional.clone(),
+        named: Vec::new(),
+    };
+    let value = positional.positional(1, 1)?[0];
+    Ok((value, prefix, indent))
 }
 
 #[starlark_module]
@@ -1432,13 +1440,7 @@ fn json_members(builder: &mut GlobalsBuilder) {
         heap: Heap<'v>,
     ) -> anyhow::Result<String> {
         let call = GoArgs::new("json.encode_indent", args, kwargs);
-        let (prefix, indent) = indent_options(&call)?;
-        let positional = GoArgs {
-            name: call.name,
-            positional: call.positional.clone(),
-            named: Vec::new(),
-        };
-        let x = positional.positional(1, 1)?[0];
+        let (x, prefix, indent) = indent_options(&call)?;
         let text = encode_value(x, heap).map_err(|e| anyhow!("json.encode_indent: {e}"))?;
         indent_json(&text, prefix, indent).map_err(|e| anyhow!("json.encode_indent: {e}"))
     }
@@ -1459,13 +1461,7 @@ fn json_members(builder: &mut GlobalsBuilder) {
         #[starlark(kwargs)] kwargs: DictRef<'v>,
     ) -> anyhow::Result<String> {
         let call = GoArgs::new("json.indent", args, kwargs);
-        let (prefix, indent) = indent_options(&call)?;
-        let positional = GoArgs {
-            name: call.name,
-            positional: call.positional.clone(),
-            named: Vec::new(),
-        };
-        let s = positional.positional(1, 1)?[0];
+        let (s, prefix, indent) = indent_options(&call)?;
         let s = s.unpack_str().ok_or_else(|| {
             anyhow!(
                 "json.indent: for parameter 1: got {}, want string",
