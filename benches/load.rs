@@ -1,0 +1,625 @@
+//! The side-by-side load benchmark: `cargo bench --bench load`.
+//!
+//! Starts the release server on loopback, loads it over gRPC with
+//! pre-serialised requests from a client that keeps responses as raw bytes
+//! (decoding them would measure the client), and prints p50, p99,
+//! requests per second, idle and peak RSS per workload at concurrency 1
+//! and 16. With `PEER=<binary>` the same runs against another function
+//! binary (started with `--insecure --address`) in the same run, and a
+//! second table gives the ratios this / peer.
+//!
+//! Environment: `BENCH_SECONDS` (per workload and concurrency, default 3),
+//! `BENCH_ONLY` (a comma-separated list of workload names),
+//! `BENCH_CONCURRENCY` (default `1,16`).
+
+use std::fmt::Write as _;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bytes::{Buf, BufMut, Bytes};
+use function_sdk_rust::proto::v1::{
+    Resource, RunFunctionRequest, RunFunctionResponse, Severity, State,
+};
+use prost::Message;
+use serde_json::{Value, json};
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Status, codegen::http::uri::PathAndQuery};
+
+const METHOD: &str = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction";
+
+/// Sends bytes as they are and keeps the answer as bytes.
+#[derive(Clone, Copy, Default)]
+struct RawCodec;
+
+struct RawEncoder;
+struct RawDecoder;
+
+impl Codec for RawCodec {
+    type Encode = Bytes;
+    type Decode = Bytes;
+    type Encoder = RawEncoder;
+    type Decoder = RawDecoder;
+    fn encoder(&mut self) -> RawEncoder {
+        RawEncoder
+    }
+    fn decoder(&mut self) -> RawDecoder {
+        RawDecoder
+    }
+}
+
+impl Encoder for RawEncoder {
+    type Item = Bytes;
+    type Error = Status;
+    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        dst.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl Decoder for RawDecoder {
+    type Item = Bytes;
+    type Error = Status;
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
+        Ok(Some(src.copy_to_bytes(src.remaining())))
+    }
+}
+
+/// One request shape.
+struct Workload {
+    name: &'static str,
+    request: Bytes,
+    /// A fragment every correct answer contains (checked once per server).
+    expect: &'static str,
+}
+
+fn to_struct(v: &Value) -> pbjson_types::Struct {
+    let Value::Object(m) = v else {
+        unreachable!("workload bodies are objects")
+    };
+    function_sdk_rust::resource::json_to_struct(m)
+}
+
+fn xr() -> Value {
+    json!({
+        "apiVersion": "example.org/v1",
+        "kind": "XBench",
+        "metadata": {"name": "bench", "labels": {"crossplane.io/claim-name": "bench"}},
+        "spec": {"region": "eu-west-1", "team": "platform", "env": "prod"},
+    })
+}
+
+fn request(source: &str, modules: &Value, observed: Vec<(String, Value)>) -> Bytes {
+    let mut input = json!({
+        "apiVersion": "starlark.fn.crossplane.io/v1alpha1",
+        "kind": "StarlarkInput",
+        "spec": {"source": source},
+    });
+    if !modules.is_null() {
+        input["spec"]["modules"] = modules.clone();
+    }
+    let request = RunFunctionRequest {
+        input: Some(to_struct(&input)),
+        observed: Some(State {
+            composite: Some(Resource {
+                resource: Some(to_struct(&xr())),
+                ..Resource::default()
+            }),
+            resources: observed
+                .into_iter()
+                .map(|(name, body)| {
+                    (
+                        name,
+                        Resource {
+                            resource: Some(to_struct(&body)),
+                            ..Resource::default()
+                        },
+                    )
+                })
+                .collect(),
+        }),
+        ..RunFunctionRequest::default()
+    };
+    Bytes::from(request.encode_to_vec())
+}
+
+/// `count` resources with labels from `dict.merge`, a dependency on every
+/// tenth, a condition and an XR status field.
+fn resources_script(count: usize) -> String {
+    format!(
+        r#"
+team = get(oxr, "spec.team", "platform")
+base = {{"team": team, "env": get(oxr, "spec.env", "dev")}}
+
+def compose():
+    anchor = None
+    for i in range({count}):
+        labels = dict.merge(base, {{"example.org/index": str(i)}})
+        deps = [anchor] if anchor != None and i % 10 == 0 else []
+        r = Resource("bucket-%d" % i, {{
+            "apiVersion": "s3.aws.upbound.io/v1beta1",
+            "kind": "Bucket",
+            "metadata": {{"annotations": {{"example.org/index": str(i)}}}},
+            "spec": {{"forProvider": {{"region": oxr.spec.region, "tags": labels}}}},
+        }}, labels=labels, depends_on=deps)
+        if i % 10 == 0:
+            anchor = r
+
+compose()
+set_condition("Rendered", "True", "Available", "{count} buckets")
+set_xr_status("buckets", {count})
+"#
+    )
+}
+
+/// An observed resource of about 5 KB.
+fn observed_body(i: usize) -> Value {
+    let tags: serde_json::Map<String, Value> = (0..60)
+        .map(|t| {
+            (
+                format!("tag-{t:02}"),
+                json!(format!("value-{i}-{t:02}-abcdefghij")),
+            )
+        })
+        .collect();
+    json!({
+        "apiVersion": "s3.aws.upbound.io/v1beta1",
+        "kind": "Bucket",
+        "metadata": {"name": format!("bucket-{i}"), "annotations": {"crossplane.io/composition-resource-name": format!("r{i}")}},
+        "spec": {"forProvider": {"region": "eu-west-1", "tags": tags}},
+        "status": {
+            "atProvider": {"arn": format!("arn:aws:s3:::bucket-{i}"), "id": format!("bucket-{i}")},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
+        },
+    })
+}
+
+const OBSERVED_SCRIPT: &str = r#"
+def survey():
+    ready = 0
+    arns = []
+    for i in range(200):
+        name = "r%d" % i
+        if get_observed(name, "status.conditions", []) and get(observed[name], "resource.status.atProvider.id", ""):
+            ready += 1
+        arns.append(get_observed(name, "status.atProvider.arn", ""))
+        tags = get_observed(name, "spec.forProvider.tags", {})
+    set_xr_status("ready", ready)
+    set_xr_status("arns", len(arns))
+
+survey()
+"#;
+
+/// About 5 KB of script over three inline modules.
+fn modules_workload() -> (String, Value) {
+    let mut naming = String::from("def name(prefix, i):\n    return \"%s-%d\" % (prefix, i)\n\n");
+    let mut labels = String::from(
+        "def labels(team, i):\n    return {\"team\": team, \"example.org/index\": str(i)}\n\n",
+    );
+    let mut bodies = String::from(
+        "def bucket(region, tags):\n    return {\"apiVersion\": \"s3.aws.upbound.io/v1beta1\", \"kind\": \"Bucket\", \"spec\": {\"forProvider\": {\"region\": region, \"tags\": tags}}}\n\n",
+    );
+    for k in 0..12 {
+        let _ = writeln!(
+            naming,
+            "def helper_{k}(x):\n    \"\"\"Helper {k} of the naming module.\"\"\"\n    return x + \"-{k}\"\n"
+        );
+        let _ = writeln!(
+            labels,
+            "def extra_{k}(d):\n    \"\"\"Adds label {k}.\"\"\"\n    return dict(d, **{{\"l{k}\": \"v{k}\"}})\n"
+        );
+        let _ = writeln!(
+            bodies,
+            "def field_{k}(body):\n    \"\"\"Reads field {k}.\"\"\"\n    return get(body, \"spec.forProvider.f{k}\", \"\")\n"
+        );
+    }
+    let mut main = String::from(
+        "load(\"naming.star\", \"name\", \"helper_3\")\nload(\"labels.star\", \"labels\", \"extra_1\")\nload(\"bodies.star\", \"bucket\")\n\n",
+    );
+    for k in 0..20 {
+        let _ = writeln!(
+            main,
+            "# Resource group {k}: a bucket with the team's labels and a derived name.\nb{k} = bucket(oxr.spec.region, extra_1(labels(oxr.spec.team, {k})))\nResource(helper_3(name(\"bucket\", {k})), b{k}, labels=labels(oxr.spec.team, {k}))\n"
+        );
+    }
+    main.push_str("set_condition(\"Rendered\", \"True\", \"Available\", \"20 buckets\")\n");
+    let modules = json!({"naming.star": naming, "labels.star": labels, "bodies.star": bodies});
+    (main, modules)
+}
+
+fn workloads() -> Vec<Workload> {
+    let observed: Vec<(String, Value)> = (0..200)
+        .map(|i| (format!("r{i}"), observed_body(i)))
+        .collect();
+    let (modules_main, modules) = modules_workload();
+    vec![
+        Workload {
+            name: "floor (x = 1)",
+            request: request("x = 1\n", &Value::Null, Vec::new()),
+            expect: "",
+        },
+        Workload {
+            name: "10 resources",
+            request: request(&resources_script(10), &Value::Null, Vec::new()),
+            expect: "bucket-9",
+        },
+        Workload {
+            name: "50 resources",
+            request: request(&resources_script(50), &Value::Null, Vec::new()),
+            expect: "bucket-49",
+        },
+        Workload {
+            name: "500 resources",
+            request: request(&resources_script(500), &Value::Null, Vec::new()),
+            expect: "bucket-499",
+        },
+        Workload {
+            name: "200 observed x 5 KB",
+            request: request(OBSERVED_SCRIPT, &Value::Null, observed),
+            expect: "arns",
+        },
+        Workload {
+            name: "5 KB script, 3 modules",
+            request: request(&modules_main, &modules, Vec::new()),
+            expect: "bucket-19-3",
+        },
+    ]
+}
+
+/// A function process, killed when dropped.
+struct Server {
+    child: Child,
+    address: String,
+    started_in: Duration,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+fn start(binary: &PathBuf, ours: bool) -> Server {
+    let address = format!("127.0.0.1:{}", free_port());
+    let spawned = Instant::now();
+    let mut command = Command::new(binary);
+    command.args(["--insecure", "--address", &address]);
+    if ours {
+        // The peer serves metrics on :8080 and has no flag to move them.
+        command.args(["--metrics-address", &format!("127.0.0.1:{}", free_port())]);
+    }
+    let child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+    let mut server = Server {
+        child,
+        address,
+        started_in: Duration::ZERO,
+    };
+    // Exec to first answered request: connect and call until it answers.
+    let rt = runtime();
+    let floor = request("x = 1\n", &Value::Null, Vec::new());
+    rt.block_on(async {
+        loop {
+            assert!(
+                spawned.elapsed() < Duration::from_secs(30),
+                "{} did not answer in time",
+                binary.display()
+            );
+            if let Ok(channel) = connect(&server.address).await
+                && call(channel, floor.clone()).await.is_ok()
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    server.started_in = spawned.elapsed();
+    server
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+async fn connect(address: &str) -> Result<Channel, tonic::transport::Error> {
+    Endpoint::from_shared(format!("http://{address}"))
+        .expect("a valid endpoint")
+        .tcp_nodelay(true)
+        .connect()
+        .await
+}
+
+async fn call(channel: Channel, request: Bytes) -> Result<Bytes, Status> {
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready()
+        .await
+        .map_err(|e| Status::unavailable(e.to_string()))?;
+    grpc.unary(
+        tonic::Request::new(request),
+        PathAndQuery::from_static(METHOD),
+        RawCodec,
+    )
+    .await
+    .map(tonic::Response::into_inner)
+}
+
+/// Resident and peak resident set of a process, in KiB.
+fn rss_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// One measured run.
+#[derive(Clone, Copy, Default)]
+struct Sample {
+    p50: Duration,
+    p99: Duration,
+    rps: f64,
+    errors: usize,
+}
+
+fn measure(server: &Server, request: &Bytes, concurrency: usize, seconds: f64) -> Sample {
+    // A client runtime of its own, on one thread: the client must not take
+    // a second core from the server.
+    let rt = runtime();
+    rt.block_on(async {
+        let channel = connect(&server.address)
+            .await
+            .expect("the server accepts connections");
+        // Warm up: caches, connections, allocator.
+        for _ in 0..20 {
+            let _ = call(channel.clone(), request.clone()).await;
+        }
+        let until = Instant::now() + Duration::from_secs_f64(seconds);
+        let started = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..concurrency {
+            let channel = channel.clone();
+            let request = request.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                let mut errors = 0;
+                while Instant::now() < until {
+                    let sent = Instant::now();
+                    match call(channel.clone(), request.clone()).await {
+                        Ok(_) => latencies.push(sent.elapsed()),
+                        Err(_) => errors += 1,
+                    }
+                }
+                (latencies, errors)
+            }));
+        }
+        let mut latencies = Vec::new();
+        let mut errors = 0;
+        for task in tasks {
+            let (l, e) = task.await.expect("a client task");
+            latencies.extend(l);
+            errors += e;
+        }
+        let wall = started.elapsed().as_secs_f64();
+        latencies.sort();
+        let at = |q: f64| {
+            latencies
+                .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
+                .copied()
+                .unwrap_or_default()
+        };
+        Sample {
+            p50: at(0.50),
+            p99: at(0.99),
+            rps: latencies.len() as f64 / wall,
+            errors,
+        }
+    })
+}
+
+/// Every measurement of one server.
+struct Report {
+    started_in: Duration,
+    idle_kib: u64,
+    peak_kib: u64,
+    samples: Vec<(String, usize, Sample)>,
+}
+
+fn bench(
+    binary: &PathBuf,
+    ours: bool,
+    workloads: &[Workload],
+    levels: &[usize],
+    seconds: f64,
+) -> Report {
+    let server = start(binary, ours);
+    std::thread::sleep(Duration::from_millis(200));
+    let (idle_kib, _) = rss_kib(server.child.id());
+    let rt = runtime();
+    for w in workloads {
+        let answer = rt
+            .block_on(async {
+                call(connect(&server.address).await.ok()?, w.request.clone())
+                    .await
+                    .ok()
+            })
+            .unwrap_or_else(|| panic!("{}: no answer from {}", w.name, binary.display()));
+        let decoded = RunFunctionResponse::decode(answer.clone()).expect("a RunFunctionResponse");
+        let fatal = decoded
+            .results
+            .iter()
+            .find(|r| r.severity == Severity::Fatal as i32);
+        let text = String::from_utf8_lossy(&answer);
+        assert!(
+            fatal.is_none() && text.contains(w.expect),
+            "{}: unexpected answer from {}: {:?}",
+            w.name,
+            binary.display(),
+            fatal.map_or_else(
+                || text.chars().take(400).collect::<String>(),
+                |r| r.message.clone()
+            )
+        );
+    }
+    let mut samples = Vec::new();
+    for w in workloads {
+        for &c in levels {
+            let sample = measure(&server, &w.request, c, seconds);
+            eprintln!(
+                "  {:<24} c={c:<3} p50 {:>9.3} ms  p99 {:>9.3} ms  {:>8.0} req/s{}",
+                w.name,
+                ms(sample.p50),
+                ms(sample.p99),
+                sample.rps,
+                if sample.errors > 0 {
+                    format!("  ({} errors)", sample.errors)
+                } else {
+                    String::new()
+                }
+            );
+            samples.push((w.name.to_owned(), c, sample));
+        }
+    }
+    let (_, peak_kib) = rss_kib(server.child.id());
+    Report {
+        started_in: server.started_in,
+        idle_kib,
+        peak_kib,
+        samples,
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; any other argument is a filter that
+    // `cargo test --benches` style runs use, so a test run stays quick.
+    if std::env::args().any(|a| a == "--list" || a == "--test") {
+        return;
+    }
+    let seconds: f64 = std::env::var("BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3.0);
+    let levels: Vec<usize> = std::env::var("BENCH_CONCURRENCY")
+        .unwrap_or_else(|_| "1,16".to_owned())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    let only = std::env::var("BENCH_ONLY").ok();
+    let workloads: Vec<Workload> = workloads()
+        .into_iter()
+        .filter(|w| {
+            only.as_deref()
+                .is_none_or(|o| o.split(',').any(|n| w.name.starts_with(n.trim())))
+        })
+        .collect();
+    let ours = PathBuf::from(env!("CARGO_BIN_EXE_function-starlark"));
+    eprintln!("this function: {}", ours.display());
+    let this = bench(&ours, true, &workloads, &levels, seconds);
+    let peer = std::env::var_os("PEER").map(PathBuf::from).map(|p| {
+        eprintln!("peer: {}", p.display());
+        bench(&p, false, &workloads, &levels, seconds)
+    });
+    print_table(&this, peer.as_ref());
+}
+
+fn print_table(this: &Report, peer: Option<&Report>) {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n| workload | c | p50 ms | p99 ms | req/s |{}",
+        if peer.is_some() {
+            " peer p50 | peer p99 | peer req/s | p50 ratio | p99 ratio | req/s ratio |"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        out,
+        "|---|---|---|---|---|{}",
+        if peer.is_some() {
+            "---|---|---|---|---|---|"
+        } else {
+            ""
+        }
+    );
+    for (i, (name, c, s)) in this.samples.iter().enumerate() {
+        let _ = write!(
+            out,
+            "| {name} | {c} | {:.3} | {:.3} | {:.0} |",
+            ms(s.p50),
+            ms(s.p99),
+            s.rps
+        );
+        if let Some(peer) = peer {
+            let (_, _, g) = &peer.samples[i];
+            let _ = write!(
+                out,
+                " {:.3} | {:.3} | {:.0} | {:.2} | {:.2} | {:.2} |",
+                ms(g.p50),
+                ms(g.p99),
+                g.rps,
+                ms(s.p50) / ms(g.p50),
+                ms(s.p99) / ms(g.p99),
+                s.rps / g.rps
+            );
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "\n| process | exec to first answer | idle RSS MiB | peak RSS MiB |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|");
+    let _ = writeln!(
+        out,
+        "| this | {:.1} ms | {:.1} | {:.1} |",
+        ms(this.started_in),
+        mib(this.idle_kib),
+        mib(this.peak_kib)
+    );
+    if let Some(peer) = peer {
+        let _ = writeln!(
+            out,
+            "| peer | {:.1} ms | {:.1} | {:.1} |",
+            ms(peer.started_in),
+            mib(peer.idle_kib),
+            mib(peer.peak_kib)
+        );
+        let _ = writeln!(
+            out,
+            "| ratio | {:.2} | {:.2} | {:.2} |",
+            ms(this.started_in) / ms(peer.started_in),
+            this.idle_kib as f64 / peer.idle_kib as f64,
+            this.peak_kib as f64 / peer.peak_kib as f64
+        );
+    }
+    print!("{out}");
+}
