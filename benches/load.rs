@@ -10,7 +10,17 @@
 //!
 //! Environment: `BENCH_SECONDS` (per workload and concurrency, default 3),
 //! `BENCH_ONLY` (a comma-separated list of workload names),
-//! `BENCH_CONCURRENCY` (default `1,16`).
+//! `BENCH_CONCURRENCY` (default `1,16`), `THIS` (another build of this
+//! function, such as `target/profiling/function-starlark`), `BENCH_ARGS`
+//! (extra flags for this function, such as `--isolation threads`).
+
+// Latencies and sizes become ratios and percentiles: float arithmetic on
+// counts far below 2^52.
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)]
 
 use std::fmt::Write as _;
 use std::net::TcpListener;
@@ -297,6 +307,9 @@ fn start(binary: &PathBuf, ours: bool) -> Server {
     if ours {
         // The peer serves metrics on :8080 and has no flag to move them.
         command.args(["--metrics-address", &format!("127.0.0.1:{}", free_port())]);
+        if let Ok(extra) = std::env::var("BENCH_ARGS") {
+            command.args(extra.split_whitespace());
+        }
     }
     let child = command
         .stdout(Stdio::null())
@@ -359,8 +372,35 @@ async fn call(channel: Channel, request: Bytes) -> Result<Bytes, Status> {
     .map(tonic::Response::into_inner)
 }
 
-/// Resident and peak resident set of a process, in KiB.
+/// Resident and peak resident set of a process and every process it
+/// started (the worker processes), in KiB. Peaks are summed, an upper
+/// bound: the processes need not peak at once.
 fn rss_kib(pid: u32) -> (u64, u64) {
+    let (mut rss, mut peak) = process_rss_kib(pid);
+    for child in children(pid) {
+        let (r, p) = rss_kib(child);
+        rss += r;
+        peak += p;
+    }
+    (rss, peak)
+}
+
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|s| {
+            s.split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+fn process_rss_kib(pid: u32) -> (u64, u64) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| {
         status
@@ -540,7 +580,10 @@ fn main() {
                 .is_none_or(|o| o.split(',').any(|n| w.name.starts_with(n.trim())))
         })
         .collect();
-    let ours = PathBuf::from(env!("CARGO_BIN_EXE_function-starlark"));
+    let ours = std::env::var_os("THIS").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_function-starlark")),
+        PathBuf::from,
+    );
     eprintln!("this function: {}", ours.display());
     let this = bench(&ours, true, &workloads, &levels, seconds);
     let peer = std::env::var_os("PEER").map(PathBuf::from).map(|p| {

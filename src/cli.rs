@@ -42,6 +42,18 @@ pub struct Cli {
     #[arg(long, env = "STARLARK_OCI_CACHE_TTL", default_value = "0", value_parser = parse_ttl)]
     pub oci_cache_ttl: Duration,
 
+    /// Where scripts run: `processes` (worker processes of this binary; a
+    /// script can only ever end its own worker) or `threads` (threads of
+    /// the server process: a little faster, but a script that defeats
+    /// every check can take the server down with it).
+    #[arg(long, env = "STARLARK_ISOLATION", default_value = "processes")]
+    pub isolation: Isolation,
+
+    /// Seconds calls in flight get to finish after SIGTERM (keep it below
+    /// the pod's terminationGracePeriodSeconds, 30 by default).
+    #[arg(long, env = "STARLARK_SHUTDOWN_GRACE_SECONDS", default_value_t = 25)]
+    pub shutdown_grace_seconds: u64,
+
     /// Where registry-credential secrets (dockerConfigSecret) are mounted.
     #[arg(
         long,
@@ -49,6 +61,15 @@ pub struct Cli {
         default_value = crate::loader::oci::DEFAULT_SECRETS_DIR
     )]
     pub docker_secrets_dir: PathBuf,
+}
+
+/// Where scripts run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Isolation {
+    /// Worker processes.
+    Processes,
+    /// Threads of the server process.
+    Threads,
 }
 
 /// A non-negative Go duration.

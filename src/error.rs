@@ -46,6 +46,32 @@ pub enum Error {
     #[error("starlark execution failed: {0}")]
     Execution(String),
 
+    /// The step budget ran out (the reference's wording).
+    #[error("starlark execution failed: {}", crate::runtime::STEP_LIMIT_MESSAGE)]
+    StepLimit,
+
+    /// The wall-clock limit passed.
+    #[error(
+        "starlark execution failed: starlark script exceeded its wall-clock limit ({seconds}s){at}: possible infinite loop; raise --timeout-seconds (STARLARK_TIMEOUT_SECONDS) if it needs longer"
+    )]
+    TimeLimit {
+        /// The limit, in seconds.
+        seconds: u64,
+        /// ` at file:line:col` where the run was stopped, when known.
+        at: String,
+    },
+
+    /// The memory budget ran out.
+    #[error(
+        "starlark execution failed: starlark script exceeded its memory budget of {mib} MiB{at}; a run holds everything it allocates, garbage made inside a function included; raise --max-heap-mib (STARLARK_MAX_HEAP_MIB) if it needs more"
+    )]
+    MemoryLimit {
+        /// The budget, in MiB.
+        mib: usize,
+        /// ` at file:line:col` where the run was stopped, when known.
+        at: String,
+    },
+
     /// The script called `fatal(message)`: the message is the whole text.
     #[error("{0}")]
     Fatal(String),

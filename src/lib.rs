@@ -16,39 +16,29 @@
 //!    reference's stage order.
 //! 6. Any [`error::Error`] becomes a Fatal result with a clear message.
 
-use std::sync::Arc;
-
-use prometheus_client::registry::Registry;
-
 pub mod builtins;
 pub mod cli;
 pub mod convert;
 pub mod crd;
 pub mod docs;
 pub mod duration;
+pub mod engine;
 pub mod error;
 pub mod function;
 pub mod gofmt;
 pub mod input;
 pub mod loader;
+pub mod meter;
 pub mod metrics;
 pub mod runtime;
+pub mod server;
 #[cfg(test)]
 pub(crate) mod testing;
 // starlark's derives (`Trace`, `ProvidesStaticType`) expand to `unsafe impl`s.
 #[allow(unsafe_code)]
 pub mod values;
 
-/// Serves the function until SIGTERM or SIGINT.
-pub async fn serve(cli: cli::Cli) -> Result<(), function_sdk_rust::Error> {
-    let mut registry = Registry::default();
-    let metrics = metrics::Metrics::register(&mut registry);
-    let runtime = Arc::new(runtime::Runtime::new(cli.limits(), cli.cache_size));
-    let settings = input::Settings::from_process(cli.scripts_dir.clone());
-    let oci = Arc::new(loader::oci::OciResolver::new(cli.oci()));
-    let function = function::StarlarkFunction::new(runtime, settings, metrics).with_oci(oci);
-    function_sdk_rust::Server::new(function, &cli.sdk)
-        .metrics_registry(registry)
-        .serve()
-        .await
-}
+/// Every allocation is counted against the run that makes it (see
+/// [`meter`]).
+#[global_allocator]
+static ALLOCATOR: meter::Counting = meter::Counting;

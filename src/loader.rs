@@ -26,13 +26,13 @@ use oci::{Access, OciResolver, Resolution};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
     /// `spec.modules`.
-    Inline,
+    Inline = 0,
     /// A search directory.
-    File,
+    File = 1,
     /// The standard library compiled into the binary.
-    Stdlib,
+    Stdlib = 2,
     /// An OCI artifact.
-    Oci,
+    Oci = 3,
 }
 
 /// A module's source, or why a local name could not be read.
@@ -358,6 +358,24 @@ impl Sources {
             None => Err(format!(
                 "module {key:?} not found; it was not reachable before evaluation"
             )),
+        }
+    }
+
+    /// Every module of the table, by key.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &Found)> {
+        self.modules.iter().map(|(k, f)| (k.as_str(), f))
+    }
+
+    /// A table of `entries`, as [`Sources::entries`] gave them (for a run
+    /// in another process).
+    pub fn from_entries(
+        entries: impl IntoIterator<Item = (String, Found)>,
+        default_registry: Option<String>,
+    ) -> Sources {
+        Sources {
+            modules: entries.into_iter().collect(),
+            dirs: Vec::new(),
+            default_registry,
         }
     }
 

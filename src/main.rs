@@ -1,10 +1,28 @@
 use function_starlark::cli::Cli;
+use function_starlark::engine::worker;
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
+    let mut args = std::env::args();
+    if args.nth(1).as_deref() == Some(worker::ARG) {
+        return worker::main(&args.next().unwrap_or_default());
+    }
     let cli = Cli::from_process();
     function_sdk_rust::logging::configure(cli.sdk.debug);
-    match function_starlark::serve(cli).await {
+    // Request decoding and error answers recurse with the request's
+    // nesting, which is bounded (engine::depth) but deeper than the
+    // default 2 MiB stack holds.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(16 << 20)
+        .build();
+    let result = match runtime {
+        Ok(runtime) => runtime.block_on(function_starlark::server::serve(cli)),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the async runtime");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "function stopped");

@@ -15,12 +15,12 @@ use sha2::{Digest, Sha256};
 use starlark::environment::{Globals, GlobalsBuilder, Module};
 use starlark::eval::Evaluator;
 use starlark::syntax::{AstModule, Dialect, DialectTypes};
-use tokio::sync::{Semaphore, oneshot};
 
 use crate::builtins;
 use crate::error::Error;
 use crate::input::Script;
 use crate::loader::Sources;
+use crate::meter::Meter;
 
 pub mod apply;
 pub mod bindings;
@@ -33,6 +33,7 @@ pub mod prepass;
 pub mod static_check;
 
 use effects::Context;
+use errors::Stopped;
 use loading::RequestLoader;
 use prepass::LineMap;
 
@@ -118,7 +119,6 @@ pub struct Runtime {
     dialect: Dialect,
     cache: Mutex<LruCache<[u8; 32], Arc<Compiled>>>,
     limits: Limits,
-    permits: Semaphore,
 }
 
 // Requests are served from many tasks; the runtime must be shareable.
@@ -139,9 +139,13 @@ impl Runtime {
             cache: Mutex::new(LruCache::new(
                 NonZeroUsize::new(cache_entries).unwrap_or(NonZeroUsize::MIN),
             )),
-            permits: Semaphore::new(limits.concurrency.max(1)),
             limits,
         }
+    }
+
+    /// The limits every run has.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// The names scripts see, beyond the Starlark universe, in order.
@@ -192,64 +196,8 @@ impl Runtime {
         })
     }
 
-    /// Runs `script` against `request` on a dedicated thread, waiting for a
-    /// free evaluation slot first.
-    pub async fn run(
-        self: &Arc<Self>,
-        script: Script,
-        sources: Sources,
-        request: Arc<RunFunctionRequest>,
-    ) -> Run {
-        let _permit = self
-            .permits
-            .acquire()
-            .await
-            .expect("the semaphore is never closed");
-        let (tx, rx) = oneshot::channel();
-        let cancel = Arc::new(AtomicBool::new(false));
-        let runtime = self.clone();
-        let thread_cancel = cancel.clone();
-        let thread_request = request.clone();
-        let filename = script.filename.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("starlark:{filename}"))
-            .stack_size(self.limits.stack_bytes)
-            .spawn(move || {
-                let run = runtime.run_blocking(&script, &sources, thread_request, &thread_cancel);
-                let _ = tx.send(run);
-            });
-        let failed = |error: Error| Run {
-            context: Context::new(request.clone(), self.limits.max_heap_bytes),
-            outcome: Outcome::Failed(error),
-            ticks: 0,
-            elapsed: Duration::ZERO,
-        };
-        if let Err(e) = spawned {
-            return failed(Error::Internal(format!(
-                "cannot start an evaluation thread: {e}"
-            )));
-        }
-        // The thread stops itself at the deadline; the grace period covers a
-        // native call that cannot be interrupted. Past it the thread is left
-        // to finish on its own and the request is answered.
-        let grace = self.limits.timeout + Duration::from_secs(5);
-        match tokio::time::timeout(grace, rx).await {
-            Ok(Ok(run)) => run,
-            Ok(Err(_)) => failed(Error::Internal(format!(
-                "the evaluation of {filename} ended without an answer"
-            ))),
-            Err(_) => {
-                cancel.store(true, Ordering::Relaxed);
-                failed(Error::Execution(format!(
-                    "starlark script {filename} did not finish within {}s",
-                    grace.as_secs()
-                )))
-            }
-        }
-    }
-
-    /// Runs `script` on the current thread. Use [`Runtime::run`] from async
-    /// code; this is for benches, tests and the evaluation thread.
+    /// Runs `script` on the current thread with the limits' timeout, for
+    /// benches and tests; the engine runs jobs with [`Runtime::run_until`].
     pub fn run_blocking(
         &self,
         script: &Script,
@@ -257,11 +205,31 @@ impl Runtime {
         request: Arc<RunFunctionRequest>,
         cancel: &AtomicBool,
     ) -> Run {
+        let _meter = Meter::start(self.limits.max_heap_bytes, false);
+        self.run_until(
+            script,
+            sources,
+            request,
+            cancel,
+            Instant::now() + self.limits.timeout,
+        )
+    }
+
+    /// Runs `script` on the current thread until `deadline`. The caller has
+    /// started the thread's memory [`Meter`].
+    pub fn run_until(
+        &self,
+        script: &Script,
+        sources: &Sources,
+        request: Arc<RunFunctionRequest>,
+        cancel: &AtomicBool,
+        deadline: Instant,
+    ) -> Run {
         let started = Instant::now();
         let context = Context::new(request, self.limits.max_heap_bytes);
         let mut ticks = 0;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            self.evaluate(script, sources, &context, cancel, &mut ticks)
+            self.evaluate(script, sources, &context, cancel, deadline, &mut ticks)
         }))
         .unwrap_or_else(|_| {
             Outcome::Failed(Error::Internal(format!(
@@ -283,6 +251,7 @@ impl Runtime {
         sources: &Sources,
         ctx: &Context,
         cancel: &AtomicBool,
+        deadline: Instant,
         ticks: &mut u64,
     ) -> Outcome {
         Module::with_temp_heap(|module| {
@@ -291,7 +260,6 @@ impl Runtime {
                 Err(e) => return Outcome::Failed(e),
             };
             shared.bind_main(&module, &ctx.request);
-            let deadline = Instant::now() + self.limits.timeout;
             ctx.deadline.set(Some(deadline));
             let loader = RequestLoader::new(self, &shared, ctx, sources, cancel, deadline);
             let source = match loader.expand_stars(&script.filename, &script.source) {
@@ -314,12 +282,11 @@ impl Runtime {
                     )));
                 }
             };
-            let timed_out = AtomicBool::new(false);
             let caller = loader.for_caller(&script.filename);
             let result = {
                 let mut eval = Evaluator::new(&module);
                 eval.extra = Some(ctx);
-                if let Err(e) = self.limit(&mut eval, deadline, cancel, Some(&timed_out)) {
+                if let Err(e) = self.limit(&mut eval, deadline, cancel, ctx) {
                     return Outcome::Failed(Error::Internal(e.to_string()));
                 }
                 eval.set_loader(&caller);
@@ -331,10 +298,7 @@ impl Runtime {
                 if let Some(message) = ctx.effects.fatal.borrow().clone() {
                     return Outcome::Failed(Error::Fatal(message));
                 }
-                let timed_out = timed_out
-                    .load(Ordering::Relaxed)
-                    .then_some(self.limits.timeout);
-                return Outcome::Failed(errors::execution_error(&e, &compiled, timed_out));
+                return Outcome::Failed(errors::execution_error(&e, &compiled, ctx.stopped.get()));
             }
             // Read back after evaluation: collection may have moved them.
             let Some(originals) = bindings::Originals::of(&module) else {
@@ -368,23 +332,33 @@ impl Runtime {
         Ok(compiled)
     }
 
-    /// Applies the run limits to an evaluator.
+    /// Applies the run limits to an evaluator. Why a run was stopped is
+    /// noted in `ctx.stopped` for the error message.
     pub(crate) fn limit<'e>(
         &self,
         eval: &mut Evaluator<'_, 'e, '_>,
         deadline: Instant,
         cancel: &'e AtomicBool,
-        timed_out: Option<&'e AtomicBool>,
+        ctx: &'e Context,
     ) -> anyhow::Result<()> {
         eval.set_max_tick_count(self.limits.max_ticks)?;
         eval.set_max_callstack_size(self.limits.max_call_stack)?;
-        eval.set_max_heap_size(self.limits.max_heap_bytes)?;
+        // Memory is the meter's (crate::meter), which counts what the run
+        // holds; starlark-rust's own limit counts the garbage it cannot
+        // collect inside functions.
+        let (heap, timeout) = (self.limits.max_heap_bytes, self.limits.timeout);
         eval.set_check_cancelled(Box::new(move || {
-            let late = Instant::now() >= deadline;
-            if late && let Some(flag) = timed_out {
-                flag.store(true, Ordering::Relaxed);
+            let stopped = if Meter::over() {
+                Some(Stopped::Memory(heap))
+            } else if Instant::now() >= deadline || cancel.load(Ordering::Relaxed) {
+                Some(Stopped::Time(timeout))
+            } else {
+                None
+            };
+            if stopped.is_some() && ctx.stopped.get().is_none() {
+                ctx.stopped.set(stopped);
             }
-            late || cancel.load(Ordering::Relaxed)
+            stopped.is_some()
         }));
         Ok(())
     }

@@ -188,12 +188,12 @@ fn plaintext_calls_get_desired_resources_and_bad_input_gets_fatal_results() {
             (
                 "memory bomb (large repeat)",
                 request("x = [1] * 100000000"),
-                "memory limit",
+                "memory budget",
             ),
             (
                 "memory bomb (doubling)",
                 request("def grow():\n    x = ['a']\n    for i in range(40):\n        x = x + x\ngrow()\n"),
-                "memory limit",
+                "memory budget",
             ),
             (
                 "deep recursion",

@@ -22,9 +22,9 @@ use starlark::starlark_module;
 use starlark::values::float::StarlarkFloat;
 use starlark::values::{Value, ValueLike};
 
-use crate::builtins::context;
 use crate::builtins::json::go_type;
 use crate::builtins::text::{self, FormatError};
+use crate::meter::Meter;
 
 /// The most elements a repeat may produce: Go's cap.
 const MAX_ELEMENTS: u64 = 1 << 30;
@@ -58,17 +58,14 @@ fn sequence(v: Value) -> Option<(u64, u64)> {
 }
 
 /// Fails when a result of `bytes` would take the run past its heap limit.
-fn check_heap(eval: &Evaluator, bytes: u64, what: impl FnOnce() -> String) -> anyhow::Result<()> {
-    let limit = context(eval)?.max_heap_bytes as u64;
-    let used = eval.heap().allocated_bytes() as u64;
-    if used.saturating_add(bytes) > limit {
-        return Err(anyhow!(
-            "{} would exceed the script's memory limit ({} MiB)",
+fn check_heap(bytes: u64, what: impl FnOnce() -> String) -> anyhow::Result<()> {
+    Meter::reserve(usize::try_from(bytes).unwrap_or(usize::MAX)).map_err(|over| {
+        anyhow!(
+            "{} would exceed the script's memory budget ({} MiB); raise --max-heap-mib (STARLARK_MAX_HEAP_MIB) if it needs more",
             what(),
-            limit >> 20
-        ));
-    }
-    Ok(())
+            over.limit >> 20
+        )
+    })
 }
 
 #[starlark_module]
@@ -105,7 +102,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
                         "excessive repeat ({len} * {n} elements)"
                     )));
                 }
-                check_heap(eval, elements.saturating_mul(per), || {
+                check_heap(elements.saturating_mul(per), || {
                     format!("repeat ({len} * {n} elements)")
                 })
                 .map_err(starlark::Error::new_other)?;
@@ -121,7 +118,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> starlark::Result<Value<'v>> {
         if let (Some((x, per)), Some((y, _))) = (sequence(a), sequence(b)) {
-            check_heap(eval, (x + y).saturating_mul(per), || {
+            check_heap((x + y).saturating_mul(per), || {
                 format!("concatenation ({x} + {y} elements)")
             })
             .map_err(starlark::Error::new_other)?;

@@ -466,19 +466,15 @@ pub fn interpolate<'v>(
 /// A renderer for a builtin running in `eval`: it may use the heap, and
 /// fails where the text would take the run past its memory limit.
 pub(crate) fn renderer<'v>(eval: &Evaluator<'v, '_, '_>) -> Renderer<'v> {
-    let limit = crate::builtins::context(eval).map_or(usize::MAX, |c| {
-        c.max_heap_bytes
-            .saturating_sub(eval.heap().allocated_bytes())
-    });
-    Renderer::new(Some(eval.heap()), limit)
+    Renderer::new(Some(eval.heap()), crate::meter::Meter::room())
 }
 
 /// The error for text that would pass the memory limit: `what` names the
 /// builtin or operator.
-pub(crate) fn too_long(eval: &Evaluator, what: &str) -> anyhow::Error {
-    let limit = crate::builtins::context(eval).map_or(0, |c| c.max_heap_bytes);
+pub(crate) fn too_long(_eval: &Evaluator, what: &str) -> anyhow::Error {
+    let limit = crate::meter::Meter::limit().unwrap_or(0);
     anyhow::anyhow!(
-        "{what}: the text would exceed the script's memory limit ({} MiB)",
+        "{what}: the text would exceed the script's memory budget ({} MiB); raise --max-heap-mib (STARLARK_MAX_HEAP_MIB) if it needs more",
         limit >> 20
     )
 }
@@ -663,7 +659,7 @@ mod tests {
         let cases = [
             (
                 "x = str(l)",
-                "str: the text would exceed the script's memory limit (16 MiB)",
+                "str: the text would exceed the script's memory budget (16 MiB)",
             ),
             ("x = repr([l])", "repr: the text would exceed"),
             (

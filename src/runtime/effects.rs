@@ -207,6 +207,8 @@ pub struct Context {
     /// When the run must stop, for builtins that can work long without
     /// returning to the interpreter (which checks it between statements).
     pub deadline: Cell<Option<Instant>>,
+    /// Why the interpreter was stopped, once a budget stopped it.
+    pub stopped: Cell<Option<super::errors::Stopped>>,
 }
 
 impl Context {
@@ -220,6 +222,7 @@ impl Context {
             effects: Effects::default(),
             compilations: RefCell::default(),
             deadline: Cell::default(),
+            stopped: Cell::default(),
         }
     }
 

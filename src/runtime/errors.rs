@@ -7,8 +7,8 @@ use std::time::Duration;
 use starlark::ErrorKind;
 use starlark::codemap::FileSpan;
 
+use super::Compiled;
 use super::prepass::LineMap;
-use super::{Compiled, STEP_LIMIT_MESSAGE};
 use crate::error::Error;
 
 /// starlark-rust's tick-limit error text starts with this; the type itself
@@ -36,21 +36,46 @@ pub fn position_and_message(e: &starlark::Error, map: &LineMap) -> String {
     }
 }
 
+/// Why a run was stopped before its end, when a budget stopped it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The wall-clock limit passed.
+    Time(Duration),
+    /// The memory budget, in bytes, ran out.
+    Memory(usize),
+}
+
+/// ` at file:line:col` of the innermost frame of `e`, or nothing.
+fn at(e: &starlark::Error, compiled: &Compiled) -> String {
+    e.span()
+        .map(|span| format!(" at {}", position(span, &compiled.map)))
+        .unwrap_or_default()
+}
+
 /// The Fatal text of a failed evaluation.
 pub fn execution_error(
     e: &starlark::Error,
     compiled: &Compiled,
-    timed_out: Option<Duration>,
+    stopped: Option<Stopped>,
 ) -> Error {
     let text = message(e);
     if text.starts_with(TICK_LIMIT_PREFIX) {
-        return Error::Execution(STEP_LIMIT_MESSAGE.to_owned());
+        return Error::StepLimit;
     }
-    if let Some(limit) = timed_out {
-        return Error::Execution(format!(
-            "starlark script exceeded its wall-clock limit ({}s): possible infinite loop",
-            limit.as_secs()
-        ));
+    match stopped {
+        Some(Stopped::Time(limit)) => {
+            return Error::TimeLimit {
+                seconds: limit.as_secs(),
+                at: at(e, compiled),
+            };
+        }
+        Some(Stopped::Memory(limit)) => {
+            return Error::MemoryLimit {
+                mib: limit >> 20,
+                at: at(e, compiled),
+            };
+        }
+        None => {}
     }
     // Names that cannot be resolved are compile errors in the reference.
     if matches!(e.kind(), ErrorKind::Parser(_) | ErrorKind::Scope(_)) && e.call_stack().is_empty() {

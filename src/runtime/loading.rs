@@ -102,7 +102,7 @@ impl<'a> RequestLoader<'a> {
                 let mut eval = Evaluator::new(&module);
                 eval.extra = Some(self.ctx);
                 self.runtime
-                    .limit(&mut eval, self.deadline, self.cancel, None)
+                    .limit(&mut eval, self.deadline, self.cancel, self.ctx)
                     .map_err(|e| e.to_string())?;
                 eval.set_loader(&caller);
                 eval.eval_module(compiled.ast.clone(), &self.runtime.globals)
@@ -111,6 +111,10 @@ impl<'a> RequestLoader<'a> {
                 // fatal() at a module's top level is an ordinary load failure.
                 if !fatal_before {
                     self.ctx.effects.fatal.borrow_mut().take();
+                }
+                if let Some(stopped) = self.ctx.stopped.get() {
+                    let budget = errors::execution_error(&e, &compiled, Some(stopped));
+                    return Err(budget.to_string());
                 }
                 let text = e.without_diagnostic().to_string();
                 if text.starts_with(errors::TICK_LIMIT_PREFIX) {

@@ -1,0 +1,160 @@
+//! One job, start to end, on the current thread: the request decoded, the
+//! script run, its effects applied to the response, the response encoded.
+//! Worker processes and in-process worker threads both run jobs here.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use function_sdk_rust::proto::v1::{RunFunctionRequest, RunFunctionResponse};
+use function_sdk_rust::response;
+use prost::Message;
+
+use super::depth;
+use super::job::{Answer, Compilation, Job, Outcome, Refusal};
+use crate::error::Error;
+use crate::input::{Script, UsageApi};
+use crate::meter::Meter;
+use crate::runtime::apply::{self, DependencySettings};
+use crate::runtime::{self, Runtime};
+
+/// Runs `job` on the current thread, metering its memory (`hard`: going
+/// over the budget aborts the process, for worker processes).
+pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool) -> Answer {
+    let started = Instant::now();
+    let deadline = started + Duration::from_millis(job.timeout_ms);
+    let meter = Meter::start(runtime.limits().max_heap_bytes, hard);
+    let request = match decode(&job.request) {
+        Ok(request) => Arc::new(request),
+        Err(refusal) => {
+            return Answer {
+                status: Some(refusal),
+                outcome: Outcome::InputError as i32,
+                ..Answer::default()
+            };
+        }
+    };
+    let mut rsp = response::to(&request, response::DEFAULT_TTL);
+    let script = Script {
+        filename: std::mem::take(&mut job.filename),
+        source: std::mem::take(&mut job.source),
+    };
+    let sources = job.sources();
+    let run = runtime.run_until(&script, &sources, request.clone(), cancel, deadline);
+    let effects = &run.context.effects;
+    let mut answer = Answer {
+        ticks: run.ticks,
+        compilations: run
+            .context
+            .compilations
+            .borrow()
+            .iter()
+            .map(|(script, hit)| Compilation {
+                script: script.clone(),
+                hit: *hit,
+            })
+            .collect(),
+        skipped: effects.skipped.borrow().len() as u64,
+        ..Answer::default()
+    };
+    let applied = match run.outcome {
+        runtime::Outcome::Failed(Error::Fatal(message)) => {
+            answer.failure = Some(message.clone());
+            answer.outcome = Outcome::Fatal as i32;
+            apply::apply_fatal(&mut rsp, effects, message);
+            Ok(())
+        }
+        runtime::Outcome::Failed(e) => Err(e),
+        runtime::Outcome::Completed { dxr, context } => {
+            let settings = DependencySettings {
+                usage_api: if job.usage_api_v1 {
+                    UsageApi::V1
+                } else {
+                    UsageApi::V2
+                },
+                sequencing_ttl: job.sequencing_ttl.as_deref(),
+            };
+            apply::apply_success(&mut rsp, &request, effects, dxr, context, &settings).map(
+                |applied| {
+                    answer.emitted = applied.emitted as u64;
+                    answer.deferred = applied.deferred as u64;
+                },
+            )
+        }
+    };
+    if let Err(e) = applied {
+        answer.outcome = outcome_of(&e) as i32;
+        let message = e.to_string();
+        answer.failure = Some(message.clone());
+        response::fatal(&mut rsp, message);
+    }
+    answer.response = encode(&rsp);
+    answer.peak_bytes = Meter::peak() as u64;
+    answer.run_nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    drop(meter);
+    answer
+}
+
+/// The request, checked for depth before protobuf decodes it.
+pub fn decode(bytes: &[u8]) -> Result<RunFunctionRequest, Refusal> {
+    depth::check_request(bytes).map_err(|e| Refusal {
+        code: tonic::Code::InvalidArgument as i32,
+        message: e.to_string(),
+    })?;
+    RunFunctionRequest::decode(bytes).map_err(|e| Refusal {
+        code: tonic::Code::InvalidArgument as i32,
+        message: format!("cannot decode the RunFunctionRequest: {e}"),
+    })
+}
+
+/// The response as bytes.
+pub fn encode(rsp: &RunFunctionResponse) -> Bytes {
+    Bytes::from(rsp.encode_to_vec())
+}
+
+/// The outcome class of a failure.
+pub fn outcome_of(e: &Error) -> Outcome {
+    match e {
+        Error::Fatal(_) => Outcome::Fatal,
+        Error::StepLimit => Outcome::StepLimit,
+        Error::MemoryLimit { .. } => Outcome::HeapLimit,
+        Error::TimeLimit { .. } => Outcome::TimeLimit,
+        Error::Input(_)
+        | Error::MissingSource
+        | Error::ScriptConfig(_)
+        | Error::Observed { .. }
+        | Error::Globals { .. }
+        | Error::SequencingTtl { .. } => Outcome::InputError,
+        Error::Modules(_) => Outcome::ModuleError,
+        Error::Internal(_) => Outcome::Internal,
+        Error::Execution(_) | Error::Dependency(_) | Error::Dxr(_) | Error::Context(_) => {
+            Outcome::ScriptError
+        }
+    }
+}
+
+/// The answer of a job that ended without one of its own (a run stopped
+/// from outside, a worker that died): a Fatal result on the request's
+/// copied-forward state.
+pub fn failed(request: &[u8], error: &Error) -> Answer {
+    let outcome = outcome_of(error) as i32;
+    match decode(request) {
+        Ok(request) => {
+            let mut rsp = response::to(&request, response::DEFAULT_TTL);
+            let message = error.to_string();
+            response::fatal(&mut rsp, message.clone());
+            Answer {
+                response: encode(&rsp),
+                outcome,
+                failure: Some(message),
+                ..Answer::default()
+            }
+        }
+        Err(refusal) => Answer {
+            status: Some(refusal),
+            outcome: Outcome::InputError as i32,
+            ..Answer::default()
+        },
+    }
+}

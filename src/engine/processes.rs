@@ -1,0 +1,227 @@
+//! Worker processes: each run happens in a process of this same binary
+//! (see [`super::worker`]), so that nothing a script does can take the
+//! server down. Workers are started as needed, up to the concurrency
+//! limit, and reused; one that went over a budget, crashed or outlived its
+//! deadline is stopped and replaced by a fresh one on demand.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use prost::Message;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixStream;
+use tokio::process::{Child, Command};
+use tokio::sync::Semaphore;
+
+use super::evaluate::failed;
+use super::job::{Answer, Job};
+use super::worker::{self, Config, FRAME_ANSWER, FRAME_OVER_BUDGET};
+use crate::error::Error;
+use crate::runtime::Limits;
+
+/// How long past its deadline a run may take before its worker is killed.
+pub const GRACE: Duration = Duration::from_millis(250);
+
+/// One worker process and the socket to it.
+struct Worker {
+    child: Child,
+    socket: UnixStream,
+}
+
+/// The pool of worker processes.
+pub struct Pool {
+    exe: PathBuf,
+    config: Config,
+    config_json: String,
+    limits: Limits,
+    permits: Arc<Semaphore>,
+    idle: Mutex<Vec<Worker>>,
+}
+
+/// How a job sent to a worker ended.
+enum Ended {
+    /// The worker answered.
+    Answered(Answer),
+    /// The worker reported going over its memory budget and stopped.
+    OverBudget(usize),
+    /// The worker stopped without an answer.
+    Died(String),
+    /// The deadline and grace passed.
+    TimedOut,
+}
+
+impl Pool {
+    /// A pool of workers started from the current executable.
+    pub fn new(config: Config) -> std::io::Result<Pool> {
+        let exe = std::env::current_exe()?;
+        let config_json = serde_json::to_string(&config).map_err(std::io::Error::other)?;
+        Ok(Pool {
+            exe,
+            limits: config.limits(),
+            permits: Arc::new(Semaphore::new(config.concurrency.max(1))),
+            config,
+            config_json,
+            idle: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The limits every run has.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Starts one worker and runs a trivial script on it, so that the
+    /// first request finds a worker ready.
+    pub async fn warm_up(&self) -> std::io::Result<()> {
+        let worker = self.spawn()?;
+        self.idle.lock().expect("idle lock poisoned").push(worker);
+        let answer = self
+            .run(Job {
+                filename: "warm-up.star".to_owned(),
+                source: "x = 1\n".to_owned(),
+                timeout_ms: u64::try_from(self.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+                ..Job::default()
+            })
+            .await;
+        match answer.failure {
+            None => Ok(()),
+            Some(failure) => Err(std::io::Error::other(failure)),
+        }
+    }
+
+    fn spawn(&self) -> std::io::Result<Worker> {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+        ours.set_nonblocking(true)?;
+        let child = Command::new(&self.exe)
+            .arg(worker::ARG)
+            .arg(&self.config_json)
+            .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()?;
+        Ok(Worker {
+            child,
+            socket: UnixStream::from_std(ours)?,
+        })
+    }
+
+    /// Runs `job` in a worker process.
+    pub async fn run(&self, job: Job) -> Answer {
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        let request = job.request.clone();
+        let filename = job.filename.clone();
+        let timeout = Duration::from_millis(job.timeout_ms);
+        let reused = self.idle.lock().expect("idle lock poisoned").pop();
+        let mut worker = match reused {
+            Some(worker) => worker,
+            None => match self.spawn() {
+                Ok(worker) => worker,
+                Err(e) => {
+                    return failed(
+                        &request,
+                        &Error::Internal(format!("cannot start a worker process: {e}")),
+                    );
+                }
+            },
+        };
+        let ended = match tokio::time::timeout(timeout + GRACE, exchange(&mut worker, &job)).await {
+            Ok(ended) => ended,
+            Err(_) => Ended::TimedOut,
+        };
+        match ended {
+            Ended::Answered(answer) => {
+                self.idle.lock().expect("idle lock poisoned").push(worker);
+                answer
+            }
+            Ended::OverBudget(limit) => {
+                retire(worker).await;
+                failed(
+                    &request,
+                    &Error::MemoryLimit {
+                        mib: limit >> 20,
+                        at: String::new(),
+                    },
+                )
+            }
+            Ended::TimedOut => {
+                retire(worker).await;
+                failed(
+                    &request,
+                    &Error::TimeLimit {
+                        seconds: timeout.as_secs(),
+                        at: String::new(),
+                    },
+                )
+            }
+            Ended::Died(why) => {
+                let status = stop(worker).await;
+                failed(
+                    &request,
+                    &Error::Internal(format!(
+                        "the worker process running {filename} stopped before answering ({why}{status}); the script may have nested too deep for the native stack; the worker was replaced"
+                    )),
+                )
+            }
+        }
+    }
+
+    /// The configuration workers are started with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+}
+
+/// Sends `job` and reads the worker's answer.
+async fn exchange(worker: &mut Worker, job: &Job) -> Ended {
+    let body = job.encode_to_vec();
+    let mut frame = Vec::with_capacity(body.len() + 4);
+    frame.extend_from_slice(&u32::try_from(body.len()).unwrap_or(u32::MAX).to_le_bytes());
+    frame.extend_from_slice(&body);
+    drop(body);
+    if let Err(e) = worker.socket.write_all(&frame).await {
+        return Ended::Died(format!("cannot send the job: {e}"));
+    }
+    drop(frame);
+    let mut head = [0u8; 5];
+    if let Err(e) = worker.socket.read_exact(&mut head).await {
+        return Ended::Died(format!("no answer: {e}"));
+    }
+    let length = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
+    let mut payload = vec![0u8; length];
+    if let Err(e) = worker.socket.read_exact(&mut payload).await {
+        return Ended::Died(format!("a cut answer: {e}"));
+    }
+    match head[0] {
+        FRAME_ANSWER => match Answer::decode(payload.as_slice()) {
+            Ok(answer) => Ended::Answered(answer),
+            Err(e) => Ended::Died(format!("an unreadable answer: {e}")),
+        },
+        FRAME_OVER_BUDGET if length == 8 => {
+            let mut limit = [0u8; 8];
+            limit.copy_from_slice(&payload);
+            Ended::OverBudget(usize::try_from(u64::from_le_bytes(limit)).unwrap_or(usize::MAX))
+        }
+        kind => Ended::Died(format!("an unknown frame kind {kind}")),
+    }
+}
+
+/// Kills a worker that must not run again and reaps it.
+async fn retire(mut worker: Worker) {
+    let _ = worker.child.kill().await;
+}
+
+/// Reaps a worker that stopped on its own; `, exit status ...` when known.
+async fn stop(mut worker: Worker) -> String {
+    let _ = worker.child.start_kill();
+    match tokio::time::timeout(Duration::from_secs(1), worker.child.wait()).await {
+        Ok(Ok(status)) => format!(", {status}"),
+        _ => String::new(),
+    }
+}

@@ -1,0 +1,150 @@
+//! Worker threads: runs on threads of this process, each with a stack deep
+//! enough for the nesting the parser and the request decoder accept.
+//! Threads are started as needed, up to the concurrency limit, and reused.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
+
+use super::evaluate::{evaluate, failed};
+use super::job::{Answer, Job};
+use crate::error::Error;
+use crate::runtime::{Limits, Runtime};
+
+/// How long past its deadline a run may take to stop on its own.
+pub const GRACE: Duration = Duration::from_millis(500);
+
+struct Task {
+    job: Job,
+    cancel: Arc<AtomicBool>,
+    answer: oneshot::Sender<Answer>,
+    // Held until the run ends, even when nobody waits for its answer any
+    // more: a run that ignores its deadline still takes a slot.
+    _permit: OwnedSemaphorePermit,
+}
+
+/// The pool of worker threads.
+pub struct Pool {
+    runtime: Arc<Runtime>,
+    permits: Arc<Semaphore>,
+    queue: Mutex<Sender<Task>>,
+    tasks: Arc<Mutex<Receiver<Task>>>,
+    started: AtomicUsize,
+    idle: Arc<AtomicUsize>,
+}
+
+impl Pool {
+    /// A pool running jobs on `runtime`, no thread started yet.
+    pub fn new(runtime: Arc<Runtime>) -> Pool {
+        let (queue, tasks) = channel();
+        Pool {
+            permits: Arc::new(Semaphore::new(runtime.limits().concurrency.max(1))),
+            runtime,
+            queue: Mutex::new(queue),
+            tasks: Arc::new(Mutex::new(tasks)),
+            started: AtomicUsize::new(0),
+            idle: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// The limits every run has.
+    pub fn limits(&self) -> &Limits {
+        self.runtime.limits()
+    }
+
+    /// Runs `job` on a worker thread.
+    pub async fn run(&self, job: Job) -> Answer {
+        let permit = self
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the semaphore is never closed");
+        let request = job.request.clone();
+        let timeout = Duration::from_millis(job.timeout_ms);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = oneshot::channel();
+        if let Err(e) = self.ensure_thread() {
+            return failed(
+                &request,
+                &Error::Internal(format!("cannot start a worker thread: {e}")),
+            );
+        }
+        let task = Task {
+            job,
+            cancel: cancel.clone(),
+            answer: tx,
+            _permit: permit,
+        };
+        if self
+            .queue
+            .lock()
+            .expect("queue lock poisoned")
+            .send(task)
+            .is_err()
+        {
+            return failed(
+                &request,
+                &Error::Internal("the worker threads are gone".to_owned()),
+            );
+        }
+        match tokio::time::timeout(timeout + GRACE, rx).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => failed(
+                &request,
+                &Error::Internal("the worker thread ended without an answer".to_owned()),
+            ),
+            Err(_) => {
+                cancel.store(true, Ordering::Relaxed);
+                failed(
+                    &request,
+                    &Error::TimeLimit {
+                        seconds: timeout.as_secs(),
+                        at: String::new(),
+                    },
+                )
+            }
+        }
+    }
+
+    /// Starts a thread when none is idle and the limit allows one more.
+    fn ensure_thread(&self) -> std::io::Result<()> {
+        if self.idle.load(Ordering::Acquire) > 0 {
+            return Ok(());
+        }
+        let limit = self.limits().concurrency.max(1);
+        let started = self.started.fetch_add(1, Ordering::AcqRel);
+        if started >= limit {
+            self.started.fetch_sub(1, Ordering::AcqRel);
+            return Ok(());
+        }
+        let runtime = self.runtime.clone();
+        let tasks = self.tasks.clone();
+        let idle = self.idle.clone();
+        let spawned = std::thread::Builder::new()
+            .name("starlark-worker".to_owned())
+            .stack_size(self.limits().stack_bytes)
+            .spawn(move || serve(&runtime, &tasks, &idle));
+        if let Err(e) = spawned {
+            self.started.fetch_sub(1, Ordering::AcqRel);
+            return Err(e);
+        }
+        Ok(())
+    }
+}
+
+/// A worker thread's life: take a task, run it, answer, until the pool is
+/// dropped.
+fn serve(runtime: &Runtime, tasks: &Mutex<Receiver<Task>>, idle: &AtomicUsize) {
+    loop {
+        idle.fetch_add(1, Ordering::AcqRel);
+        let task = tasks.lock().expect("task lock poisoned").recv();
+        idle.fetch_sub(1, Ordering::AcqRel);
+        let Ok(task) = task else { return };
+        let answer = evaluate(runtime, task.job, &task.cancel, false);
+        let _ = task.answer.send(answer);
+    }
+}

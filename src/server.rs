@@ -1,0 +1,219 @@
+//! The gRPC server: RunFunction (bytes in, bytes out, see [`service`]),
+//! health, reflection, mTLS, the Prometheus endpoint, and a graceful
+//! shutdown.
+//!
+//! This is assembled here from the SDK's protocol pieces rather than with
+//! the SDK's `Server`, because RunFunction must see its request as bytes:
+//! protobuf decoding recurses once per nested message, so the request is
+//! checked for depth (see [`crate::engine::depth`]) before anything
+//! decodes it, and decoded in the worker that runs the script.
+//!
+//! Health reports NOT_SERVING until the first worker is ready and again
+//! from the moment a SIGTERM arrives: the server then stops accepting
+//! connections, lets the calls in flight finish within the grace period,
+//! and exits.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use prometheus_client::registry::Registry;
+use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
+use tonic_health::ServingStatus;
+use tonic_health::server::HealthReporter;
+
+use crate::cli::{Cli, Isolation};
+use crate::engine::{Engine, worker};
+use crate::function::StarlarkFunction;
+use crate::input::Settings;
+use crate::loader::oci::OciResolver;
+use crate::metrics::Metrics;
+use crate::runtime::Runtime;
+
+pub mod codec;
+pub mod grpc_metrics;
+pub mod metrics_http;
+pub mod service;
+
+use grpc_metrics::GrpcMetrics;
+use service::FunctionService;
+
+/// Why the server could not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// `--address` is not a socket address.
+    #[error("cannot parse listen address {address:?}: {source}")]
+    Address {
+        /// The address given.
+        address: String,
+        /// The parser's complaint.
+        source: std::net::AddrParseError,
+    },
+    /// Neither `--tls-certs-dir` nor `--insecure` was given.
+    #[error("no credentials were provided - supply --tls-certs-dir or use --insecure")]
+    MissingTlsCertsDir,
+    /// A certificate or key could not be read.
+    #[error("cannot read TLS certificate or key {path}: {source}")]
+    Certificate {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The worker processes could not be started.
+    #[error("cannot start the script workers: {0}")]
+    Workers(std::io::Error),
+    /// The gRPC server failed.
+    #[error("gRPC server error: {0}")]
+    Transport(#[from] tonic::transport::Error),
+    /// The reflection service could not be built.
+    #[error("cannot build gRPC reflection: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+}
+
+/// Serves the function until SIGTERM or SIGINT.
+pub async fn serve(cli: Cli) -> Result<(), ServeError> {
+    let address: SocketAddr = cli
+        .sdk
+        .address
+        .parse()
+        .map_err(|source| ServeError::Address {
+            address: cli.sdk.address.clone(),
+            source,
+        })?;
+    let mut registry = Registry::default();
+    let metrics = Metrics::register(&mut registry);
+    let grpc_metrics = GrpcMetrics::register(&mut registry);
+    let limits = cli.limits();
+    let engine = match cli.isolation {
+        Isolation::Processes => {
+            Engine::processes(worker::Config::new(&limits, cli.cache_size, cli.sdk.debug))
+                .map_err(ServeError::Workers)?
+        }
+        Isolation::Threads => Engine::threads(Arc::new(Runtime::new(limits, cli.cache_size))),
+    };
+    let engine = Arc::new(engine);
+    let settings = Settings::from_process(cli.scripts_dir.clone());
+    let oci = Arc::new(OciResolver::new(cli.oci()));
+    let function = StarlarkFunction::with_engine(engine.clone(), settings, metrics).with_oci(oci);
+    let max_request = cli.sdk.max_recv_message_size.unwrap_or(4 << 20);
+    let service = FunctionService::new(function, grpc_metrics, max_request);
+
+    let mut builder = Server::builder();
+    if !cli.sdk.insecure {
+        let dir = cli
+            .sdk
+            .tls_certs_dir
+            .as_deref()
+            .ok_or(ServeError::MissingTlsCertsDir)?;
+        builder = builder.tls_config(tls_config(dir)?)?;
+    }
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(function_sdk_rust::proto::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(function_sdk_rust::proto::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()?;
+    let (health, health_service) = tonic_health::server::health_reporter();
+    set_health(&health, ServingStatus::NotServing).await;
+
+    if !cli.sdk.metrics_address.is_empty() {
+        let metrics_address = cli.sdk.metrics_address.clone();
+        let registry = Arc::new(registry);
+        tokio::spawn(async move {
+            if let Err(e) = metrics_http::serve(&metrics_address, registry).await {
+                tracing::error!(error = %e, "cannot serve metrics");
+            }
+        });
+    }
+
+    // Ready once a worker is: the first request must not wait for one.
+    {
+        let engine = engine.clone();
+        let health = health.clone();
+        tokio::spawn(async move {
+            match engine.warm_up().await {
+                Ok(()) => {
+                    set_health(&health, ServingStatus::Serving).await;
+                    tracing::info!("function is ready");
+                }
+                Err(e) => tracing::error!(error = %e, "cannot start a script worker"),
+            }
+        });
+    }
+
+    tracing::info!(%address, insecure = cli.sdk.insecure, "serving FunctionRunnerService");
+    let grace = Duration::from_secs(cli.shutdown_grace_seconds);
+    let (draining_tx, draining_rx) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = {
+        let health = health.clone();
+        async move {
+            shutdown_signal().await;
+            set_health(&health, ServingStatus::NotServing).await;
+            tracing::info!(
+                grace_seconds = grace.as_secs(),
+                "shutting down: finishing calls in flight"
+            );
+            let _ = draining_tx.send(());
+        }
+    };
+    let serving = builder
+        .add_service(service)
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .serve_with_shutdown(address, shutdown);
+    tokio::pin!(serving);
+    tokio::select! {
+        result = &mut serving => result?,
+        () = async {
+            // Only once draining began does the grace period run.
+            if draining_rx.await.is_ok() {
+                tokio::time::sleep(grace).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        } => {
+            tracing::warn!(grace_seconds = grace.as_secs(), "calls still in flight at the end of the grace period were abandoned");
+        }
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Sets the overall ("") and the FunctionRunnerService health status.
+async fn set_health(reporter: &HealthReporter, status: ServingStatus) {
+    for service in ["", grpc_metrics::SERVICE] {
+        reporter.set_service_status(service, status).await;
+    }
+}
+
+fn tls_config(dir: &Path) -> Result<ServerTlsConfig, ServeError> {
+    let read = |name: &str| {
+        let path = dir.join(name);
+        std::fs::read(&path).map_err(|source| ServeError::Certificate { path, source })
+    };
+    Ok(ServerTlsConfig::new()
+        .identity(Identity::from_pem(read("tls.crt")?, read("tls.key")?))
+        .client_ca_root(Certificate::from_pem(read("ca.crt")?))
+        .client_auth_optional(false))
+}
+
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        () = terminate => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
