@@ -22,60 +22,17 @@
     clippy::cast_sign_loss
 )]
 
+mod support;
+
 use std::fmt::Write as _;
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use bytes::{Buf, BufMut, Bytes};
-use function_sdk_rust::proto::v1::{
-    Resource, RunFunctionRequest, RunFunctionResponse, Severity, State,
-};
+use bytes::Bytes;
+use function_sdk_rust::proto::v1::{RunFunctionResponse, Severity};
 use prost::Message;
 use serde_json::{Value, json};
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
-use tonic::transport::{Channel, Endpoint};
-use tonic::{Status, codegen::http::uri::PathAndQuery};
-
-const METHOD: &str = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction";
-
-/// Sends bytes as they are and keeps the answer as bytes.
-#[derive(Clone, Copy, Default)]
-struct RawCodec;
-
-struct RawEncoder;
-struct RawDecoder;
-
-impl Codec for RawCodec {
-    type Encode = Bytes;
-    type Decode = Bytes;
-    type Encoder = RawEncoder;
-    type Decoder = RawDecoder;
-    fn encoder(&mut self) -> RawEncoder {
-        RawEncoder
-    }
-    fn decoder(&mut self) -> RawDecoder {
-        RawDecoder
-    }
-}
-
-impl Encoder for RawEncoder {
-    type Item = Bytes;
-    type Error = Status;
-    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.put_slice(&item);
-        Ok(())
-    }
-}
-
-impl Decoder for RawDecoder {
-    type Item = Bytes;
-    type Error = Status;
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
-        Ok(Some(src.copy_to_bytes(src.remaining())))
-    }
-}
+use support::{Sampler, Server, call, connect, memory_kib, mib, ms, request, runtime, start};
 
 /// One request shape.
 struct Workload {
@@ -83,56 +40,6 @@ struct Workload {
     request: Bytes,
     /// A fragment every correct answer contains (checked once per server).
     expect: &'static str,
-}
-
-fn to_struct(v: &Value) -> pbjson_types::Struct {
-    let Value::Object(m) = v else {
-        unreachable!("workload bodies are objects")
-    };
-    function_sdk_rust::resource::json_to_struct(m)
-}
-
-fn xr() -> Value {
-    json!({
-        "apiVersion": "example.org/v1",
-        "kind": "XBench",
-        "metadata": {"name": "bench", "labels": {"crossplane.io/claim-name": "bench"}},
-        "spec": {"region": "eu-west-1", "team": "platform", "env": "prod"},
-    })
-}
-
-fn request(source: &str, modules: &Value, observed: Vec<(String, Value)>) -> Bytes {
-    let mut input = json!({
-        "apiVersion": "starlark.fn.crossplane.io/v1alpha1",
-        "kind": "StarlarkInput",
-        "spec": {"source": source},
-    });
-    if !modules.is_null() {
-        input["spec"]["modules"] = modules.clone();
-    }
-    let request = RunFunctionRequest {
-        input: Some(to_struct(&input)),
-        observed: Some(State {
-            composite: Some(Resource {
-                resource: Some(to_struct(&xr())),
-                ..Resource::default()
-            }),
-            resources: observed
-                .into_iter()
-                .map(|(name, body)| {
-                    (
-                        name,
-                        Resource {
-                            resource: Some(to_struct(&body)),
-                            ..Resource::default()
-                        },
-                    )
-                })
-                .collect(),
-        }),
-        ..RunFunctionRequest::default()
-    };
-    Bytes::from(request.encode_to_vec())
 }
 
 /// `count` resources with labels from `dict.merge`, a dependency on every
@@ -278,141 +185,6 @@ fn workloads() -> Vec<Workload> {
     ]
 }
 
-/// A function process, killed when dropped.
-struct Server {
-    child: Child,
-    address: String,
-    started_in: Duration,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
-}
-
-fn start(binary: &PathBuf, ours: bool) -> Server {
-    let address = format!("127.0.0.1:{}", free_port());
-    let spawned = Instant::now();
-    let mut command = Command::new(binary);
-    command.args(["--insecure", "--address", &address]);
-    if ours {
-        // The peer serves metrics on :8080 and has no flag to move them.
-        command.args(["--metrics-address", &format!("127.0.0.1:{}", free_port())]);
-        if let Ok(extra) = std::env::var("BENCH_ARGS") {
-            command.args(extra.split_whitespace());
-        }
-    }
-    let child = command
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
-    let mut server = Server {
-        child,
-        address,
-        started_in: Duration::ZERO,
-    };
-    // Exec to first answered request: connect and call until it answers.
-    let rt = runtime();
-    let floor = request("x = 1\n", &Value::Null, Vec::new());
-    rt.block_on(async {
-        loop {
-            assert!(
-                spawned.elapsed() < Duration::from_secs(30),
-                "{} did not answer in time",
-                binary.display()
-            );
-            if let Ok(channel) = connect(&server.address).await
-                && call(channel, floor.clone()).await.is_ok()
-            {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-    });
-    server.started_in = spawned.elapsed();
-    server
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-}
-
-async fn connect(address: &str) -> Result<Channel, tonic::transport::Error> {
-    Endpoint::from_shared(format!("http://{address}"))
-        .expect("a valid endpoint")
-        .tcp_nodelay(true)
-        .connect()
-        .await
-}
-
-async fn call(channel: Channel, request: Bytes) -> Result<Bytes, Status> {
-    let mut grpc = tonic::client::Grpc::new(channel);
-    grpc.ready()
-        .await
-        .map_err(|e| Status::unavailable(e.to_string()))?;
-    grpc.unary(
-        tonic::Request::new(request),
-        PathAndQuery::from_static(METHOD),
-        RawCodec,
-    )
-    .await
-    .map(tonic::Response::into_inner)
-}
-
-/// Resident and peak resident set of a process and every process it
-/// started (the worker processes), in KiB. Peaks are summed, an upper
-/// bound: the processes need not peak at once.
-fn rss_kib(pid: u32) -> (u64, u64) {
-    let (mut rss, mut peak) = process_rss_kib(pid);
-    for child in children(pid) {
-        let (r, p) = rss_kib(child);
-        rss += r;
-        peak += p;
-    }
-    (rss, peak)
-}
-
-fn children(pid: u32) -> Vec<u32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-        .flat_map(|s| {
-            s.split_whitespace()
-                .filter_map(|n| n.parse().ok())
-                .collect::<Vec<u32>>()
-        })
-        .collect()
-}
-
-fn process_rss_kib(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
-}
-
 /// One measured run.
 #[derive(Clone, Copy, Default)]
 struct Sample {
@@ -480,21 +252,24 @@ fn measure(server: &Server, request: &Bytes, concurrency: usize, seconds: f64) -
 /// Every measurement of one server.
 struct Report {
     started_in: Duration,
-    idle_kib: u64,
-    peak_kib: u64,
+    /// `(RSS, PSS)` of the process tree after start, in KiB.
+    idle: (u64, u64),
+    /// The largest `(RSS, PSS)` sampled while loaded, in KiB.
+    peak: (u64, u64),
     samples: Vec<(String, usize, Sample)>,
 }
 
 fn bench(
-    binary: &PathBuf,
-    ours: bool,
+    binary: &Path,
+    args: &[String],
     workloads: &[Workload],
     levels: &[usize],
     seconds: f64,
 ) -> Report {
-    let server = start(binary, ours);
-    std::thread::sleep(Duration::from_millis(200));
-    let (idle_kib, _) = rss_kib(server.child.id());
+    let server = start(binary, args);
+    std::thread::sleep(Duration::from_millis(500));
+    let idle = memory_kib(server.child.id());
+    let memory = Sampler::start(server.child.id());
     let rt = runtime();
     for w in workloads {
         let answer = rt
@@ -540,21 +315,13 @@ fn bench(
             samples.push((w.name.to_owned(), c, sample));
         }
     }
-    let (_, peak_kib) = rss_kib(server.child.id());
+    let peak = memory.peaks();
     Report {
         started_in: server.started_in,
-        idle_kib,
-        peak_kib,
+        idle,
+        peak,
         samples,
     }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn mib(kib: u64) -> f64 {
-    kib as f64 / 1024.0
 }
 
 fn main() {
@@ -580,15 +347,13 @@ fn main() {
                 .is_none_or(|o| o.split(',').any(|n| w.name.starts_with(n.trim())))
         })
         .collect();
-    let ours = std::env::var_os("THIS").map_or_else(
-        || PathBuf::from(env!("CARGO_BIN_EXE_function-starlark")),
-        PathBuf::from,
-    );
+    let ours = support::this_binary();
     eprintln!("this function: {}", ours.display());
-    let this = bench(&ours, true, &workloads, &levels, seconds);
+    let this = bench(&ours, &support::our_args(), &workloads, &levels, seconds);
+    // The peer serves metrics on :8080 and has no flag to move them.
     let peer = std::env::var_os("PEER").map(PathBuf::from).map(|p| {
         eprintln!("peer: {}", p.display());
-        bench(&p, false, &workloads, &levels, seconds)
+        bench(&p, &[], &workloads, &levels, seconds)
     });
     print_table(&this, peer.as_ref());
 }
@@ -638,31 +403,37 @@ fn print_table(this: &Report, peer: Option<&Report>) {
     }
     let _ = writeln!(
         out,
-        "\n| process | exec to first answer | idle RSS MiB | peak RSS MiB |"
+        "\n| process | exec to first answer | idle RSS MiB | idle PSS MiB | peak RSS MiB | peak PSS MiB |"
     );
-    let _ = writeln!(out, "|---|---|---|---|");
-    let _ = writeln!(
-        out,
-        "| this | {:.1} ms | {:.1} | {:.1} |",
-        ms(this.started_in),
-        mib(this.idle_kib),
-        mib(this.peak_kib)
-    );
-    if let Some(peer) = peer {
+    let _ = writeln!(out, "|---|---|---|---|---|---|");
+    let row = |out: &mut String, name: &str, r: &Report| {
         let _ = writeln!(
             out,
-            "| peer | {:.1} ms | {:.1} | {:.1} |",
-            ms(peer.started_in),
-            mib(peer.idle_kib),
-            mib(peer.peak_kib)
+            "| {name} | {:.1} ms | {:.1} | {:.1} | {:.1} | {:.1} |",
+            ms(r.started_in),
+            mib(r.idle.0),
+            mib(r.idle.1),
+            mib(r.peak.0),
+            mib(r.peak.1)
         );
+    };
+    row(&mut out, "this", this);
+    if let Some(peer) = peer {
+        row(&mut out, "peer", peer);
+        let ratio = |a: u64, b: u64| a as f64 / b as f64;
         let _ = writeln!(
             out,
-            "| ratio | {:.2} | {:.2} | {:.2} |",
+            "| ratio | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             ms(this.started_in) / ms(peer.started_in),
-            this.idle_kib as f64 / peer.idle_kib as f64,
-            this.peak_kib as f64 / peer.peak_kib as f64
+            ratio(this.idle.0, peer.idle.0),
+            ratio(this.idle.1, peer.idle.1),
+            ratio(this.peak.0, peer.peak.0),
+            ratio(this.peak.1, peer.peak.1)
         );
     }
+    let _ = writeln!(
+        out,
+        "\nRSS and PSS are summed over the server and its worker processes; PSS counts a page shared by several of them once."
+    );
     print!("{out}");
 }

@@ -177,6 +177,9 @@ impl StarlarkFunction {
             timeout_ms: u64::try_from(self.engine.limits().timeout.as_millis()).unwrap_or(u64::MAX),
         };
         let answer = self.engine.run(job).await;
+        for print in &answer.prints {
+            tracing::debug!(script = print.script, msg = %print.text, "starlark print");
+        }
         self.record(&answer, labels);
         answer
     }

@@ -391,17 +391,9 @@ impl Sources {
     }
 }
 
-/// The targets of a source's top-level `load` statements. A source that
-/// does not parse has none: its compile error is reported when it runs.
+/// The targets of a source's top-level `load` statements.
 pub fn load_targets(text: &str) -> Vec<String> {
-    let Ok(pre) = crate::runtime::prepass::prepass(text) else {
-        return Vec::new();
-    };
-    let dialect = crate::runtime::dialect();
-    match starlark::syntax::AstModule::parse("scan.star", pre.text, &dialect) {
-        Ok(ast) => ast.loads().iter().map(|l| l.module_id.to_owned()).collect(),
-        Err(_) => Vec::new(),
-    }
+    crate::runtime::prepass::load_targets(text)
 }
 
 #[cfg(test)]

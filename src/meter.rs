@@ -1,19 +1,24 @@
 //! The memory meter: a global allocator that counts, per thread, the bytes
-//! a script run holds, so that a run's memory is bounded by what it really
-//! allocates (Starlark values, native buffers, converted request data,
-//! the response) rather than by what the interpreter's own heap reports.
+//! a script run allocates, and the budget checks built on it.
 //!
 //! Each thread has a meter. [`Meter::start`] resets it for a run with a
 //! budget; from then on every allocation and free on that thread moves it.
-//! Going over the budget does one of two things:
-//! - *soft* (in-process runs): the run's periodic
-//!   checks and every builtin that is about to allocate by a size the
-//!   script chose see it and stop the run with a clear error;
-//! - *hard* (worker processes): the allocation that would pass the budget
-//!   never happens. The worker reports the budget to its parent and
-//!   aborts; the parent answers the request and starts a new worker. This
-//!   is the backstop for allocations no check foresaw (one native call
-//!   that builds a huge list, say).
+//! What counts against the budget depends on where the run is:
+//! - in a worker process ([`Meter::start`] with `whole_process`), the
+//!   process's resident memory above what it held when the run started:
+//!   what the run really touched. Counted bytes run ahead of it (the
+//!   interpreter's arena grows by doubling, and most of a new chunk stays
+//!   untouched for a while), so they only serve as the hard stop: an
+//!   allocation that takes them past twice the budget never happens. The
+//!   worker reports the budget to its parent and aborts; the parent
+//!   answers the request and starts a new worker. This is the backstop
+//!   for allocations no check foresaw (one native call building a huge
+//!   list, say).
+//! - on a thread of the server, the counted bytes, against the budget.
+//!
+//! Going over is seen by the run's periodic checks and by every builtin
+//! that is about to allocate by a size the script chose ([`Meter::reserve`]),
+//! which stop the run with a clear error.
 //!
 //! Frees of memory allocated before the run (or on another thread) make
 //! the count smaller than the truth, never larger, so the budget can only
@@ -43,8 +48,10 @@ struct State {
     peak: Cell<isize>,
     /// The budget; `isize::MAX` when no run is metered.
     limit: Cell<isize>,
-    /// Whether going over aborts the process.
-    hard: Cell<bool>,
+    /// Counted bytes past which the process aborts; `isize::MAX` for none.
+    ceiling: Cell<isize>,
+    /// For a run that owns its process: the resident bytes at its start.
+    resident_base: Cell<Option<usize>>,
 }
 
 thread_local! {
@@ -55,9 +62,24 @@ thread_local! {
             live: Cell::new(0),
             peak: Cell::new(0),
             limit: Cell::new(isize::MAX),
-            hard: Cell::new(false),
+            ceiling: Cell::new(isize::MAX),
+            resident_base: Cell::new(None),
         }
     };
+    // `/proc/self/statm`, kept open: runs read it at every check.
+    static STATM: Option<std::fs::File> = std::fs::File::open("/proc/self/statm").ok();
+}
+
+/// The process's resident memory, in bytes.
+fn resident_bytes() -> Option<usize> {
+    use std::os::unix::fs::FileExt;
+    STATM.with(|file| {
+        let mut buffer = [0u8; 128];
+        let n = file.as_ref()?.read_at(&mut buffer, 0).ok()?;
+        let text = std::str::from_utf8(&buffer[..n]).ok()?;
+        let pages: usize = text.split_whitespace().nth(1)?.parse().ok()?;
+        Some(pages * rustix::param::page_size())
+    })
 }
 
 /// Moves the current thread's meter by `delta` bytes, before an allocation
@@ -69,8 +91,7 @@ fn record(delta: isize) {
         s.live.set(live);
         if live > s.peak.get() {
             s.peak.set(live);
-            if live > s.limit.get()
-                && s.hard.get()
+            if live > s.ceiling.get()
                 && let Some(action) = ON_HARD_LIMIT.get()
             {
                 action(usize::try_from(s.limit.get()).unwrap_or(usize::MAX));
@@ -130,32 +151,47 @@ pub struct Meter {
 
 impl Meter {
     /// Starts metering the current thread with a budget of `limit` bytes.
-    /// `hard` makes going over abort the process (see the module docs).
-    pub fn start(limit: usize, hard: bool) -> Meter {
+    /// `whole_process`: the run owns its process (a worker), so its
+    /// resident memory is what counts, and counted bytes past twice the
+    /// budget abort it (see the module docs).
+    pub fn start(limit: usize, whole_process: bool) -> Meter {
+        let resident_base = if whole_process {
+            resident_bytes()
+        } else {
+            None
+        };
         STATE.with(|s| {
             s.live.set(0);
             s.peak.set(0);
             s.limit.set(signed(limit));
-            s.hard.set(hard);
+            s.resident_base.set(resident_base);
+            s.ceiling.set(if whole_process {
+                signed(limit).saturating_mul(2)
+            } else {
+                isize::MAX
+            });
         });
         Meter {
             _not_send: std::marker::PhantomData,
         }
     }
 
-    /// Bytes held by the run now.
-    pub fn live() -> usize {
-        STATE.with(|s| usize::try_from(s.live.get()).unwrap_or(0))
+    /// Bytes counted against the budget now.
+    pub fn used() -> usize {
+        STATE.with(|s| match s.resident_base.get() {
+            Some(base) => resident_bytes().map_or(0, |now| now.saturating_sub(base)),
+            None => usize::try_from(s.live.get()).unwrap_or(0),
+        })
     }
 
-    /// The most bytes the run held at once.
+    /// The most bytes the run's thread had allocated at once.
     pub fn peak() -> usize {
         STATE.with(|s| usize::try_from(s.peak.get()).unwrap_or(0))
     }
 
     /// Whether the run holds more than its budget now.
     pub fn over() -> bool {
-        STATE.with(|s| s.live.get() > s.limit.get())
+        Meter::limit().is_some_and(|limit| Meter::used() > limit)
     }
 
     /// The budget of the current run, if one is metered.
@@ -169,13 +205,13 @@ impl Meter {
     /// The bytes the run may still allocate (`usize::MAX` when no run is
     /// metered).
     pub fn room() -> usize {
-        STATE.with(|s| {
-            let limit = s.limit.get();
-            if limit == isize::MAX {
-                return usize::MAX;
-            }
-            usize::try_from(limit.saturating_sub(s.live.get().max(0))).unwrap_or(0)
-        })
+        let Some(limit) = Meter::limit() else {
+            return usize::MAX;
+        };
+        let counted = STATE.with(|s| {
+            usize::try_from(s.ceiling.get().saturating_sub(s.live.get().max(0))).unwrap_or(0)
+        });
+        limit.saturating_sub(Meter::used()).min(counted)
     }
 
     /// Checks, before allocating `bytes` more, that the run stays within
@@ -183,20 +219,10 @@ impl Meter {
     /// such a run fails with a clear message instead of being stopped
     /// half-way.
     pub fn reserve(bytes: usize) -> Result<(), OverBudget> {
-        STATE.with(|s| {
-            let limit = s.limit.get();
-            if limit == isize::MAX {
-                return Ok(());
-            }
-            let wanted = s.live.get().saturating_add(signed(bytes));
-            if wanted > limit {
-                Err(OverBudget {
-                    limit: usize::try_from(limit).unwrap_or(0),
-                })
-            } else {
-                Ok(())
-            }
-        })
+        match Meter::limit() {
+            Some(limit) if bytes > Meter::room() => Err(OverBudget { limit }),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -204,7 +230,8 @@ impl Drop for Meter {
     fn drop(&mut self) {
         let _ = STATE.try_with(|s| {
             s.limit.set(isize::MAX);
-            s.hard.set(false);
+            s.ceiling.set(isize::MAX);
+            s.resident_base.set(None);
         });
     }
 }
@@ -237,9 +264,9 @@ mod tests {
         std::thread::spawn(|| {
             let _meter = Meter::start(1 << 30, false);
             let held: Vec<u8> = Vec::with_capacity(1 << 20);
-            assert!(Meter::live() >= 1 << 20);
+            assert!(Meter::used() >= 1 << 20);
             drop(held);
-            assert!(Meter::live() < 1 << 20);
+            assert!(Meter::used() < 1 << 20);
             assert!(Meter::peak() >= 1 << 20);
             assert!(!Meter::over());
         })

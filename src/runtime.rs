@@ -55,9 +55,13 @@ pub struct Limits {
     pub max_heap_bytes: usize,
     /// Wall-clock time one run may take.
     pub timeout: Duration,
-    /// Native stack of the evaluation thread, in bytes.
+    /// Native stack of an evaluation thread, in bytes: reserved address
+    /// space, of which only the pages a run touches take memory. It holds
+    /// the deepest nesting sources and requests may have (see
+    /// `prepass::MAX_NESTING` and `engine::depth`), debug builds included.
     pub stack_bytes: usize,
-    /// Runs evaluated at once; more requests wait their turn.
+    /// Runs started at once; more requests wait their turn. Worker
+    /// processes add a slow lane of twice as many for runs past 100 ms.
     pub concurrency: usize,
 }
 
@@ -68,8 +72,10 @@ impl Default for Limits {
             max_call_stack: 1000,
             max_heap_bytes: 256 << 20,
             timeout: Duration::from_secs(10),
-            stack_bytes: 64 << 20,
-            concurrency: std::thread::available_parallelism().map_or(2, NonZeroUsize::get) * 2,
+            stack_bytes: 256 << 20,
+            concurrency: std::thread::available_parallelism()
+                .map_or(2, NonZeroUsize::get)
+                .max(2),
         }
     }
 }
@@ -231,12 +237,7 @@ impl Runtime {
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             self.evaluate(script, sources, &context, cancel, deadline, &mut ticks)
         }))
-        .unwrap_or_else(|_| {
-            Outcome::Failed(Error::Internal(format!(
-                "the interpreter failed unexpectedly while running {}; the script was stopped",
-                script.filename
-            )))
-        });
+        .unwrap_or_else(|payload| Outcome::Failed(panicked(&script.filename, &*payload)));
         Run {
             context,
             outcome,
@@ -362,6 +363,32 @@ impl Runtime {
         }));
         Ok(())
     }
+}
+
+/// The error of a run the interpreter gave up on with a panic. Those a
+/// script can cause by asking for too much (a collection past what memory
+/// can address) are the memory budget's; any other is reported with the
+/// interpreter's words.
+fn panicked(filename: &str, payload: &(dyn std::any::Any + Send)) -> Error {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    // "AlignedSize must not exceed u32::MAX": starlark-rust's largest value.
+    if ["capacity overflow", "allocat", "must not exceed"]
+        .iter()
+        .any(|t| text.contains(t))
+        || Meter::over()
+    {
+        return Error::MemoryLimit {
+            mib: Meter::limit().unwrap_or(0) >> 20,
+            at: String::new(),
+        };
+    }
+    Error::Internal(format!(
+        "the interpreter failed while running {filename} ({text}); the script was stopped"
+    ))
 }
 
 /// The Go dialect the scripts were written for, field by field: top-level

@@ -52,9 +52,13 @@ fn fnv32a(bytes: &[u8]) -> u32 {
     })
 }
 
+/// How much one run may `print`, in bytes.
+pub const PRINT_BUDGET: usize = 1 << 20;
+
 #[starlark_module]
 pub(crate) fn register(builder: &mut GlobalsBuilder) {
-    /// Writes its arguments to the function's debug log (never to the response).
+    /// Writes its arguments to the function's debug log (never to the
+    /// response), at most 1 MiB per run.
     ///
     /// # Example
     /// ```python
@@ -71,7 +75,16 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
             .unwrap_or_default();
         let msg = join(&text::renderer(eval), &args.items, sep, true)
             .map_err(|TooLong| text::too_long(eval, "print"))?;
-        tracing::debug!(script, msg = %msg, "starlark print");
+        let ctx = crate::builtins::context(eval)?;
+        let printed = ctx.printed.get().saturating_add(msg.len());
+        if printed > PRINT_BUDGET {
+            return Err(anyhow::anyhow!(
+                "print: the script printed more than {} MiB in this run, the most one run may write to the log; print less",
+                PRINT_BUDGET >> 20
+            ));
+        }
+        ctx.printed.set(printed);
+        ctx.prints.borrow_mut().push((script, msg));
         Ok(NoneType)
     }
 

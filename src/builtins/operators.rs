@@ -82,6 +82,17 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
             (None, Some(seq)) => text::int_of(a).map(|n| (b, seq, n)),
             (None, None) => None,
         };
+        // A product of big ints takes as many bits as both factors.
+        if repeat.is_none()
+            && a.get_type() == "int"
+            && b.get_type() == "int"
+            && (a.unpack_i32().is_none() || b.unpack_i32().is_none())
+            && let (Some(x), Some(y)) = (text::int_of(a), text::int_of(b))
+        {
+            let bits = x.bits().saturating_add(y.bits());
+            check_heap(bits / 8, || format!("an int of {bits} bits"))
+                .map_err(starlark::Error::new_other)?;
+        }
         // Go's checks, in its order: an empty sequence repeats to an empty
         // one whatever the count, the count must fit 32 bits, the result
         // 2^30 elements.

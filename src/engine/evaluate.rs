@@ -2,6 +2,7 @@
 //! script run, its effects applied to the response, the response encoded.
 //! Worker processes and in-process worker threads both run jobs here.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -12,7 +13,7 @@ use function_sdk_rust::response;
 use prost::Message;
 
 use super::depth;
-use super::job::{Answer, Compilation, Job, Outcome, Refusal};
+use super::job::{Answer, Compilation, Job, Outcome, Print, Refusal};
 use crate::error::Error;
 use crate::input::{Script, UsageApi};
 use crate::meter::Meter;
@@ -56,6 +57,10 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
             })
             .collect(),
         skipped: effects.skipped.borrow().len() as u64,
+        prints: std::mem::take(&mut *run.context.prints.borrow_mut())
+            .into_iter()
+            .map(|(script, text)| Print { script, text })
+            .collect(),
         ..Answer::default()
     };
     let applied = match run.outcome {
@@ -89,11 +94,46 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
         answer.failure = Some(message.clone());
         response::fatal(&mut rsp, message);
     }
+    truncate_messages(&mut rsp);
+    if let Some(failure) = &mut answer.failure {
+        truncate(failure);
+    }
     answer.response = encode(&rsp);
     answer.peak_bytes = Meter::peak() as u64;
     answer.run_nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     drop(meter);
     answer
+}
+
+/// The longest message a result or condition carries, in bytes. A
+/// message is read by people in `kubectl describe`; a longer one (a
+/// script can `fail()` with 100 MB) is cut, saying so.
+pub const MAX_MESSAGE_BYTES: usize = 64 << 10;
+
+/// Cuts `text` to [`MAX_MESSAGE_BYTES`], at a character boundary.
+fn truncate(text: &mut String) {
+    if text.len() <= MAX_MESSAGE_BYTES {
+        return;
+    }
+    let total = text.len();
+    let mut cut = MAX_MESSAGE_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    let _ = write!(text, " ... [truncated: {total} bytes in all]");
+}
+
+/// Cuts every message of the response (see [`MAX_MESSAGE_BYTES`]).
+fn truncate_messages(rsp: &mut RunFunctionResponse) {
+    for result in &mut rsp.results {
+        truncate(&mut result.message);
+    }
+    for condition in &mut rsp.conditions {
+        if let Some(message) = &mut condition.message {
+            truncate(message);
+        }
+    }
 }
 
 /// The request, checked for depth before protobuf decodes it.
@@ -142,7 +182,8 @@ pub fn failed(request: &[u8], error: &Error) -> Answer {
     match decode(request) {
         Ok(request) => {
             let mut rsp = response::to(&request, response::DEFAULT_TTL);
-            let message = error.to_string();
+            let mut message = error.to_string();
+            truncate(&mut message);
             response::fatal(&mut rsp, message.clone());
             Answer {
                 response: encode(&rsp),

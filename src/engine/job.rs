@@ -93,9 +93,9 @@ pub struct Answer {
     /// Resources skipped.
     #[prost(uint64, tag = "11")]
     pub skipped: u64,
-    /// What the script printed, line by line.
-    #[prost(string, repeated, tag = "12")]
-    pub prints: Vec<String>,
+    /// What the script printed, call by call.
+    #[prost(message, repeated, tag = "12")]
+    pub prints: Vec<Print>,
 }
 
 /// A gRPC status for a request no response can be built for.
@@ -107,6 +107,17 @@ pub struct Refusal {
     /// The message.
     #[prost(string, tag = "2")]
     pub message: String,
+}
+
+/// One `print` call.
+#[derive(Clone, PartialEq, Message)]
+pub struct Print {
+    /// The file that printed.
+    #[prost(string, tag = "1")]
+    pub script: String,
+    /// What it printed.
+    #[prost(string, tag = "2")]
+    pub text: String,
 }
 
 /// One compilation.

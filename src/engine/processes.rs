@@ -1,8 +1,16 @@
 //! Worker processes: each run happens in a process of this same binary
 //! (see [`super::worker`]), so that nothing a script does can take the
-//! server down. Workers are started as needed, up to the concurrency
-//! limit, and reused; one that went over a budget, crashed or outlived its
-//! deadline is stopped and replaced by a fresh one on demand.
+//! server down. Workers are started as needed and reused; one that went
+//! over a budget, crashed or outlived its deadline is stopped and replaced
+//! by a fresh one on demand.
+//!
+//! Two lanes keep long runs from holding up short ones. A run starts in
+//! the fast lane ([`Limits::concurrency`] runs at once). One still going
+//! after [`DEMOTE_AFTER`] gets its worker's CPU priority lowered to the
+//! least (nice 19), and moves to the slow lane (twice as many runs at
+//! once) when it has room, giving its fast slot to the next request. A
+//! demoted worker is retired after its run: an unprivileged process cannot
+//! raise its priority again.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -24,6 +32,12 @@ use crate::runtime::Limits;
 /// How long past its deadline a run may take before its worker is killed.
 pub const GRACE: Duration = Duration::from_millis(250);
 
+/// How long a run may take before it moves to the slow lane.
+pub const DEMOTE_AFTER: Duration = Duration::from_millis(100);
+
+/// The lowest CPU priority, which demoted workers get.
+const NICEST: i32 = 19;
+
 /// One worker process and the socket to it.
 struct Worker {
     child: Child,
@@ -36,7 +50,8 @@ pub struct Pool {
     config: Config,
     config_json: String,
     limits: Limits,
-    permits: Arc<Semaphore>,
+    fast: Arc<Semaphore>,
+    slow: Arc<Semaphore>,
     idle: Mutex<Vec<Worker>>,
 }
 
@@ -60,7 +75,8 @@ impl Pool {
         Ok(Pool {
             exe,
             limits: config.limits(),
-            permits: Arc::new(Semaphore::new(config.concurrency.max(1))),
+            fast: Arc::new(Semaphore::new(config.concurrency.max(1))),
+            slow: Arc::new(Semaphore::new(config.concurrency.max(1) * 2)),
             config,
             config_json,
             idle: Mutex::new(Vec::new()),
@@ -110,9 +126,10 @@ impl Pool {
 
     /// Runs `job` in a worker process.
     pub async fn run(&self, job: Job) -> Answer {
-        let _permit = self
-            .permits
-            .acquire()
+        let fast = self
+            .fast
+            .clone()
+            .acquire_owned()
             .await
             .expect("the semaphore is never closed");
         let request = job.request.clone();
@@ -131,13 +148,33 @@ impl Pool {
                 }
             },
         };
-        let ended = match tokio::time::timeout(timeout + GRACE, exchange(&mut worker, &job)).await {
-            Ok(ended) => ended,
-            Err(_) => Ended::TimedOut,
+        let pid = worker.child.id();
+        let deadline = tokio::time::Instant::now() + timeout + GRACE;
+        // The slot the run holds: fast, then slow once demoted.
+        let mut _slot = fast;
+        let mut demoted = false;
+        let ended = {
+            let exchange = exchange(&mut worker.socket, &job);
+            tokio::pin!(exchange);
+            let demote = tokio::time::sleep(DEMOTE_AFTER);
+            tokio::pin!(demote);
+            loop {
+                tokio::select! {
+                    ended = &mut exchange => break ended,
+                    () = tokio::time::sleep_until(deadline) => break Ended::TimedOut,
+                    () = &mut demote, if !demoted => {
+                        demoted = true;
+                        lower_priority(pid);
+                        if let Ok(slow) = self.slow.clone().try_acquire_owned() {
+                            _slot = slow;
+                        }
+                    }
+                }
+            }
         };
         match ended {
             Ended::Answered(answer) => {
-                self.idle.lock().expect("idle lock poisoned").push(worker);
+                self.release(worker, demoted).await;
                 answer
             }
             Ended::OverBudget(limit) => {
@@ -172,30 +209,62 @@ impl Pool {
         }
     }
 
+    /// Keeps a worker for the next run, unless it was demoted or enough
+    /// workers are already idle.
+    async fn release(&self, worker: Worker, demoted: bool) {
+        let kept = if demoted {
+            Some(worker)
+        } else {
+            let mut idle = self.idle.lock().expect("idle lock poisoned");
+            if idle.len() < self.limits.concurrency.max(1) {
+                idle.push(worker);
+                None
+            } else {
+                Some(worker)
+            }
+        };
+        if let Some(worker) = kept {
+            retire(worker).await;
+        }
+    }
+
     /// The configuration workers are started with.
     pub fn config(&self) -> &Config {
         &self.config
     }
 }
 
+/// Lowers a worker's CPU priority to the least; a failure only means the
+/// run competes with the others as an equal.
+fn lower_priority(pid: Option<u32>) {
+    let pid = pid
+        .and_then(|p| i32::try_from(p).ok())
+        .and_then(rustix::process::Pid::from_raw);
+    if let Some(pid) = pid
+        && let Err(e) = rustix::process::setpriority_process(Some(pid), NICEST)
+    {
+        tracing::debug!(error = %e, "cannot lower the priority of a worker");
+    }
+}
+
 /// Sends `job` and reads the worker's answer.
-async fn exchange(worker: &mut Worker, job: &Job) -> Ended {
+async fn exchange(socket: &mut UnixStream, job: &Job) -> Ended {
     let body = job.encode_to_vec();
     let mut frame = Vec::with_capacity(body.len() + 4);
     frame.extend_from_slice(&u32::try_from(body.len()).unwrap_or(u32::MAX).to_le_bytes());
     frame.extend_from_slice(&body);
     drop(body);
-    if let Err(e) = worker.socket.write_all(&frame).await {
+    if let Err(e) = socket.write_all(&frame).await {
         return Ended::Died(format!("cannot send the job: {e}"));
     }
     drop(frame);
     let mut head = [0u8; 5];
-    if let Err(e) = worker.socket.read_exact(&mut head).await {
+    if let Err(e) = socket.read_exact(&mut head).await {
         return Ended::Died(format!("no answer: {e}"));
     }
     let length = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
     let mut payload = vec![0u8; length];
-    if let Err(e) = worker.socket.read_exact(&mut payload).await {
+    if let Err(e) = socket.read_exact(&mut payload).await {
         return Ended::Died(format!("a cut answer: {e}"));
     }
     match head[0] {

@@ -207,6 +207,10 @@ pub struct Context {
     /// When the run must stop, for builtins that can work long without
     /// returning to the interpreter (which checks it between statements).
     pub deadline: Cell<Option<Instant>>,
+    /// Bytes `print` wrote so far.
+    pub printed: Cell<usize>,
+    /// What `print` wrote, `(file, text)` per call, for the log.
+    pub prints: RefCell<Vec<(String, String)>>,
     /// Why the interpreter was stopped, once a budget stopped it.
     pub stopped: Cell<Option<super::errors::Stopped>>,
 }
@@ -222,6 +226,8 @@ impl Context {
             effects: Effects::default(),
             compilations: RefCell::default(),
             deadline: Cell::default(),
+            printed: Cell::default(),
+            prints: RefCell::default(),
             stopped: Cell::default(),
         }
     }

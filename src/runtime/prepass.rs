@@ -161,6 +161,12 @@ impl LineMap {
 /// Returns an error for an unterminated string literal, a `while` statement
 /// whose `:` cannot be found, or an identifier using [`RESERVED_PREFIX`].
 pub fn prepass(source: &str) -> Result<Prepassed, PrepassError> {
+    // A source that does not lex is left to the parser, which reports it
+    // in its own words and builds nothing deep from it.
+    let lexed = lex(source);
+    if let Ok(tokens) = &lexed {
+        check_nesting(tokens, source)?;
+    }
     let needs_work = source.contains('\t')
         || source.contains("while")
         || source.contains("assert")
@@ -174,7 +180,7 @@ pub fn prepass(source: &str) -> Result<Prepassed, PrepassError> {
     if !needs_work {
         return Ok(identity(source));
     }
-    let tokens = lex(source)?;
+    let tokens = lexed?;
     let mut rewriter = Rewriter {
         src: source,
         tokens,
@@ -434,6 +440,205 @@ fn string_contents(text: &str) -> Option<(usize, usize)> {
     let end = text.len().checked_sub(quote_len)?;
     let start = quote_at + quote_len;
     (start <= end).then_some((start, end))
+}
+
+// ---------------------------------------------------------------------------
+// Load targets
+// ---------------------------------------------------------------------------
+
+/// The module strings of a source's top-level `load` statements, read off
+/// its tokens: no parse, so no recursion however deep the source nests
+/// (the server reads them before a worker runs the script). A source that
+/// does not lex has none; its error is reported when it runs.
+pub fn load_targets(source: &str) -> Vec<String> {
+    if !source.contains("load") {
+        return Vec::new();
+    }
+    let Ok(tokens) = lex(source) else {
+        return Vec::new();
+    };
+    let meaningful: Vec<&Token> = tokens.iter().filter(|t| !t.kind.is_trivia()).collect();
+    let text = |t: &Token| &source[t.start..t.end];
+    let mut targets = Vec::new();
+    for (i, token) in meaningful.iter().enumerate() {
+        // `load` at the start of a line, unindented, then `(` and a string.
+        let top_level = token.col == 0
+            || source[..token.start]
+                .trim_end_matches([' ', '\t'])
+                .ends_with(';');
+        if token.kind == Kind::Name
+            && text(token) == "load"
+            && top_level
+            && let (Some(open), Some(module)) = (meaningful.get(i + 1), meaningful.get(i + 2))
+            && text(open) == "("
+            && module.kind == Kind::Str
+            && let Some(value) = string_value(text(module))
+        {
+            targets.push(value);
+        }
+    }
+    targets
+}
+
+/// The value of a simple string literal token: quotes removed, the common
+/// escapes resolved. `None` for anything else (bytes, an unknown escape).
+fn string_value(token: &str) -> Option<String> {
+    let raw = token.starts_with(['r', 'R']);
+    let body = token.trim_start_matches(['r', 'R']);
+    if body.starts_with(['b', 'B']) {
+        return None;
+    }
+    let (start, end) = string_contents(body)?;
+    let inner = &body[start..end];
+    if raw {
+        return Some(inner.to_owned());
+    }
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            c @ ('\\' | '"' | '\'') => out.push(c),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+// ---------------------------------------------------------------------------
+// Nesting
+// ---------------------------------------------------------------------------
+
+/// How deep a source may nest: blocks, brackets, and operators chained in
+/// one expression all count. The parser, the compiler and the value of an
+/// expression's tree recurse once per level, on a stack sized for this
+/// (a few KiB a level). Go accepts any depth its 1 GB goroutine stacks
+/// hold; 5,000 nested brackets, as deep as any generated source we have
+/// seen, pass here with room to spare.
+pub const MAX_NESTING: usize = 10_000;
+
+/// Fails at the first token past [`MAX_NESTING`] levels. The count is an
+/// upper bound of the syntax tree's depth: within a bracket (or a
+/// statement), every operator since the last `,`, `=` or entry `:` adds a
+/// level, as chains of `a + b + ...`, `a.b.c` and `f()()` nest.
+fn check_nesting(tokens: &[Token], src: &str) -> Result<(), PrepassError> {
+    let mut depth = Depth::default();
+    let mut line_start = true;
+    // Whether the previous token ends an operand: a bracket after it is a
+    // call or an index, which nests.
+    let mut after_operand = false;
+    for token in tokens
+        .iter()
+        .filter(|t| !t.kind.is_trivia() || t.kind == Kind::Newline)
+    {
+        let text = &src[token.start..token.end];
+        if token.kind == Kind::Newline {
+            if depth.frames.is_empty() {
+                depth.top = 0;
+                line_start = true;
+                after_operand = false;
+            }
+            continue;
+        }
+        if line_start {
+            line_start = false;
+            while depth
+                .blocks
+                .last()
+                .is_some_and(|&indent| indent >= token.col)
+            {
+                depth.blocks.pop();
+            }
+            depth.blocks.push(token.col);
+        }
+        let operand = match (token.kind, text) {
+            (Kind::Punct, "(" | "[" | "{") => {
+                if after_operand {
+                    depth.operator();
+                }
+                depth.frames.push((text.as_bytes()[0], 0));
+                false
+            }
+            (Kind::Punct, ")" | "]" | "}") => {
+                if let Some((_, ops)) = depth.frames.pop() {
+                    depth.inner -= ops;
+                }
+                true
+            }
+            (Kind::Punct, "," | "=" | ";") => {
+                depth.separator();
+                false
+            }
+            (Kind::Punct, ":") => {
+                // In a dict or a slice a colon separates; elsewhere it
+                // belongs to a lambda or a block header.
+                if matches!(depth.frames.last(), Some((b'{' | b'[', _))) {
+                    depth.separator();
+                }
+                false
+            }
+            (Kind::Punct, _)
+            | (Kind::Name, "and" | "or" | "not" | "in" | "is" | "if" | "else" | "lambda" | "for") =>
+            {
+                depth.operator();
+                false
+            }
+            _ => true,
+        };
+        after_operand = operand;
+        if depth.levels() > MAX_NESTING {
+            return Err(PrepassError::at(
+                token.line,
+                token.col,
+                format!(
+                    "the code nests more than {MAX_NESTING} levels deep here (blocks, brackets and chained operators each count one); split the expression into smaller ones"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The nesting counted so far by [`check_nesting`].
+#[derive(Default)]
+struct Depth {
+    /// Per open bracket: its opening character and the operators counted
+    /// in it since its last separator.
+    frames: Vec<(u8, usize)>,
+    /// Operators counted in all open brackets.
+    inner: usize,
+    /// Operators of the statement outside any bracket.
+    top: usize,
+    /// The indentation of the enclosing blocks.
+    blocks: Vec<usize>,
+}
+
+impl Depth {
+    fn operator(&mut self) {
+        match self.frames.last_mut() {
+            Some((_, ops)) => {
+                *ops += 1;
+                self.inner += 1;
+            }
+            None => self.top += 1,
+        }
+    }
+
+    fn separator(&mut self) {
+        match self.frames.last_mut() {
+            Some((_, ops)) => self.inner -= std::mem::take(ops),
+            None => self.top = 0,
+        }
+    }
+
+    fn levels(&self) -> usize {
+        self.blocks.len() + self.frames.len() + self.inner + self.top
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -1417,5 +1622,52 @@ mod tests {
         assert_eq!(p.text, "s = \"é\"; _sl_assert = 1\n");
         assert_eq!(p.map.original(0, 13), (0, 9));
         assert_eq!(p.map.original(0, 21), (0, 17));
+    }
+
+    #[test]
+    fn nesting_as_deep_as_go_sources_have_passes() {
+        let brackets = format!("x = {}{}\n", "[".repeat(5000), "]".repeat(5000));
+        assert!(prepass(&brackets).is_ok());
+        let dicts = format!("x = {}1{}\n", "{\"a\": ".repeat(5000), "}".repeat(5000));
+        assert!(prepass(&dicts).is_ok());
+        // Long flat literals and many statements do not add up.
+        let flat = format!("x = [{}]\n", "1 + 1, ".repeat(50_000));
+        assert!(prepass(&flat).is_ok());
+        let lines = "x = 1 + 2 + 3\n".repeat(10_000);
+        assert!(prepass(&lines).is_ok());
+    }
+
+    #[test]
+    fn deeper_nesting_fails_at_the_line_it_passes_the_limit() {
+        let brackets = format!("x = 1\ny = {}{}\n", "(".repeat(20_000), ")".repeat(20_000));
+        let e = prepass(&brackets).unwrap_err();
+        assert_eq!(e.line, 2, "{e:?}");
+        assert!(e.message.contains("nests more than 10000 levels"), "{e:?}");
+        let chain = format!("x = 1{}\n", " + 1".repeat(1_000_000));
+        assert!(
+            prepass(&chain)
+                .unwrap_err()
+                .message
+                .contains("nests more than")
+        );
+        let calls = format!("x = f{}\n", "()".repeat(20_000));
+        assert!(prepass(&calls).is_err());
+        let lambdas = format!("f = {}1\n", "lambda: ".repeat(20_000));
+        assert!(prepass(&lambdas).is_err());
+        let attributes = format!("x = a{}\n", ".b".repeat(20_000));
+        assert!(prepass(&attributes).is_err());
+    }
+
+    #[test]
+    fn load_targets_are_read_from_tokens() {
+        let source = "load(\"a.star\", \"x\")\nload('b.star', y = 'z'); load(r\"c.star\", \"w\")\nx = 1\n  load(\"indented.star\")\ns = \"load('no.star')\"\n# load(\"comment.star\")\n";
+        assert_eq!(load_targets(source), vec!["a.star", "b.star", "c.star"]);
+        assert!(load_targets("x = (").is_empty());
+        let deep = format!(
+            "load(\"m.star\", \"f\")\nx = {}{}\n",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        assert_eq!(load_targets(&deep), vec!["m.star"]);
     }
 }

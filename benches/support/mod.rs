@@ -1,0 +1,328 @@
+//! What the load and hostile benchmarks share: a client that sends
+//! pre-encoded requests and keeps answers as bytes, starting a function
+//! binary on loopback, and reading its memory (with its worker processes).
+
+#![allow(
+    dead_code,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)]
+
+pub mod hostile;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::{Buf, BufMut, Bytes};
+use function_sdk_rust::proto::v1::{Resource, RunFunctionRequest, State};
+use prost::Message;
+use serde_json::{Value, json};
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Status, codegen::http::uri::PathAndQuery};
+
+const METHOD: &str = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction";
+
+/// Sends bytes as they are and keeps the answer as bytes.
+#[derive(Clone, Copy, Default)]
+pub struct RawCodec;
+
+pub struct RawEncoder;
+pub struct RawDecoder;
+
+impl Codec for RawCodec {
+    type Encode = Bytes;
+    type Decode = Bytes;
+    type Encoder = RawEncoder;
+    type Decoder = RawDecoder;
+    fn encoder(&mut self) -> RawEncoder {
+        RawEncoder
+    }
+    fn decoder(&mut self) -> RawDecoder {
+        RawDecoder
+    }
+}
+
+impl Encoder for RawEncoder {
+    type Item = Bytes;
+    type Error = Status;
+    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        dst.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl Decoder for RawDecoder {
+    type Item = Bytes;
+    type Error = Status;
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
+        Ok(Some(src.copy_to_bytes(src.remaining())))
+    }
+}
+
+pub fn to_struct(v: &Value) -> pbjson_types::Struct {
+    let Value::Object(m) = v else {
+        unreachable!("request bodies are objects")
+    };
+    function_sdk_rust::resource::json_to_struct(m)
+}
+
+pub fn xr() -> Value {
+    json!({
+        "apiVersion": "example.org/v1",
+        "kind": "XBench",
+        "metadata": {"name": "bench", "labels": {"crossplane.io/claim-name": "bench"}},
+        "spec": {"region": "eu-west-1", "team": "platform", "env": "prod"},
+    })
+}
+
+/// A request running `source` with inline `modules` (or `Value::Null`)
+/// and `observed` composed resources, encoded.
+pub fn request(source: &str, modules: &Value, observed: Vec<(String, Value)>) -> Bytes {
+    let mut input = json!({
+        "apiVersion": "starlark.fn.crossplane.io/v1alpha1",
+        "kind": "StarlarkInput",
+        "spec": {"source": source},
+    });
+    if !modules.is_null() {
+        input["spec"]["modules"] = modules.clone();
+    }
+    let request = RunFunctionRequest {
+        input: Some(to_struct(&input)),
+        observed: Some(State {
+            composite: Some(Resource {
+                resource: Some(to_struct(&xr())),
+                ..Resource::default()
+            }),
+            resources: observed
+                .into_iter()
+                .map(|(name, body)| {
+                    (
+                        name,
+                        Resource {
+                            resource: Some(to_struct(&body)),
+                            ..Resource::default()
+                        },
+                    )
+                })
+                .collect(),
+        }),
+        ..RunFunctionRequest::default()
+    };
+    Bytes::from(request.encode_to_vec())
+}
+
+/// A function process, killed when dropped.
+pub struct Server {
+    pub child: Child,
+    pub address: String,
+    /// From exec to the first answered request.
+    pub started_in: Duration,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// This function's binary: `THIS`, or the one cargo built.
+pub fn this_binary() -> PathBuf {
+    std::env::var_os("THIS").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_function-starlark")),
+        PathBuf::from,
+    )
+}
+
+/// Starts `binary` on loopback with `args` and waits until it answers.
+pub fn start(binary: &Path, args: &[String]) -> Server {
+    let address = format!("127.0.0.1:{}", free_port());
+    let spawned = Instant::now();
+    let child = Command::new(binary)
+        .args(["--insecure", "--address", &address])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+    let mut server = Server {
+        child,
+        address,
+        started_in: Duration::ZERO,
+    };
+    let rt = runtime();
+    let floor = request("x = 1\n", &Value::Null, Vec::new());
+    rt.block_on(async {
+        loop {
+            assert!(
+                spawned.elapsed() < Duration::from_secs(30),
+                "{} did not answer in time",
+                binary.display()
+            );
+            if let Ok(channel) = connect(&server.address).await
+                && call(channel, floor.clone()).await.is_ok()
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    });
+    server.started_in = spawned.elapsed();
+    server
+}
+
+/// The flags this function is started with: its own metrics port, and
+/// `BENCH_ARGS`.
+pub fn our_args() -> Vec<String> {
+    let mut args = vec![
+        "--metrics-address".to_owned(),
+        format!("127.0.0.1:{}", free_port()),
+    ];
+    if let Ok(extra) = std::env::var("BENCH_ARGS") {
+        args.extend(extra.split_whitespace().map(str::to_owned));
+    }
+    args
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+pub async fn connect(address: &str) -> Result<Channel, tonic::transport::Error> {
+    Endpoint::from_shared(format!("http://{address}"))
+        .expect("a valid endpoint")
+        .tcp_nodelay(true)
+        .connect()
+        .await
+}
+
+pub async fn call(channel: Channel, request: Bytes) -> Result<Bytes, Status> {
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready()
+        .await
+        .map_err(|e| Status::unavailable(e.to_string()))?;
+    grpc.unary(
+        tonic::Request::new(request),
+        PathAndQuery::from_static(METHOD),
+        RawCodec,
+    )
+    .await
+    .map(tonic::Response::into_inner)
+}
+
+/// The processes of the tree rooted at `pid` (the server and its workers).
+pub fn tree(pid: u32) -> Vec<u32> {
+    let mut all = vec![pid];
+    let mut i = 0;
+    while i < all.len() {
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", all[i])) {
+            for task in tasks.flatten() {
+                if let Ok(children) = std::fs::read_to_string(task.path().join("children")) {
+                    all.extend(
+                        children
+                            .split_whitespace()
+                            .filter_map(|n| n.parse::<u32>().ok()),
+                    );
+                }
+            }
+        }
+        i += 1;
+    }
+    all
+}
+
+/// A field of `/proc/<pid>/smaps_rollup`, in KiB.
+fn rollup(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Memory of a process tree now, in KiB: `(RSS, PSS)`. PSS splits each
+/// page shared by several processes (the binary's code in the server and
+/// its workers) among them; for a single process it is about its RSS.
+pub fn memory_kib(pid: u32) -> (u64, u64) {
+    tree(pid).into_iter().fold((0, 0), |(rss, pss), p| {
+        (rss + rollup(p, "Rss:"), pss + rollup(p, "Pss:"))
+    })
+}
+
+/// Samples a process tree's memory every 20 ms until dropped; keeps the
+/// peaks.
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    resident: Arc<AtomicU64>,
+    proportional: Arc<AtomicU64>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Sampler {
+    pub fn start(pid: u32) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let resident = Arc::new(AtomicU64::new(0));
+        let proportional = Arc::new(AtomicU64::new(0));
+        let thread = {
+            let (stop, resident, proportional) =
+                (stop.clone(), resident.clone(), proportional.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let (rss, pss) = memory_kib(pid);
+                    resident.fetch_max(rss, Ordering::Relaxed);
+                    proportional.fetch_max(pss, Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+        };
+        Sampler {
+            stop,
+            resident,
+            proportional,
+            thread: Some(thread),
+        }
+    }
+
+    /// The peaks so far, in KiB: `(RSS, PSS)`.
+    pub fn peaks(&self) -> (u64, u64) {
+        (
+            self.resident.load(Ordering::Relaxed),
+            self.proportional.load(Ordering::Relaxed),
+        )
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+pub fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
