@@ -52,7 +52,14 @@ struct State {
     ceiling: Cell<isize>,
     /// For a run that owns its process: the resident bytes at its start.
     resident_base: Cell<Option<usize>>,
+    /// The resident bytes last read, and `live` when they were: reading
+    /// them costs a system call, so they are read again only once `live`
+    /// has moved by [`REREAD_BYTES`].
+    resident_read: Cell<(usize, isize)>,
 }
+
+/// How far the counted bytes move before the resident bytes are read again.
+const REREAD_BYTES: isize = 1 << 20;
 
 thread_local! {
     // Constant-initialised and without a destructor: reading it never
@@ -64,6 +71,7 @@ thread_local! {
             limit: Cell::new(isize::MAX),
             ceiling: Cell::new(isize::MAX),
             resident_base: Cell::new(None),
+            resident_read: Cell::new((0, 0)),
         }
     };
     // `/proc/self/statm`, kept open: runs read it at every check.
@@ -165,6 +173,7 @@ impl Meter {
             s.peak.set(0);
             s.limit.set(signed(limit));
             s.resident_base.set(resident_base);
+            s.resident_read.set((resident_base.unwrap_or(0), 0));
             s.ceiling.set(if whole_process {
                 signed(limit).saturating_mul(2)
             } else {
@@ -178,9 +187,21 @@ impl Meter {
 
     /// Bytes counted against the budget now.
     pub fn used() -> usize {
-        STATE.with(|s| match s.resident_base.get() {
-            Some(base) => resident_bytes().map_or(0, |now| now.saturating_sub(base)),
-            None => usize::try_from(s.live.get()).unwrap_or(0),
+        STATE.with(|s| {
+            let live = s.live.get();
+            let Some(base) = s.resident_base.get() else {
+                return usize::try_from(live).unwrap_or(0);
+            };
+            let (mut resident, mut at) = s.resident_read.get();
+            if (live - at).abs() >= REREAD_BYTES {
+                resident = resident_bytes().unwrap_or(resident);
+                at = live;
+                s.resident_read.set((resident, at));
+            }
+            // What was allocated since the last read counts in full until
+            // the next one.
+            let since = usize::try_from(live - at).unwrap_or(0);
+            resident.saturating_sub(base).saturating_add(since)
         })
     }
 

@@ -69,7 +69,8 @@ pub fn apply_success(
     context: Result<Struct, String>,
     settings: &DependencySettings,
 ) -> Result<Applied, Error> {
-    let mut resources = effects.resources.borrow().clone();
+    // Applying is the last use of what the run emitted: take it rather than copy.
+    let mut resources = std::mem::take(&mut *effects.resources.borrow_mut());
     let mut gating_defers: Vec<(String, String)> = Vec::new();
     let mut sequencing_event = None;
     let mut deferred_count = 0;
