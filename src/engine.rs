@@ -30,6 +30,7 @@ pub mod evaluate;
 pub mod job;
 pub mod processes;
 pub mod threads;
+pub mod wire;
 pub mod worker;
 
 pub use job::{Answer, Job, Outcome};

@@ -139,7 +139,7 @@ impl StarlarkFunction {
                     let mut rsp = response::to(&request, response::DEFAULT_TTL);
                     response::normal(&mut rsp, PASSTHROUGH_MESSAGE);
                     return Answer {
-                        response: evaluate::encode(&rsp),
+                        response: evaluate::encode(rsp),
                         ..Answer::default()
                     };
                 }

@@ -98,7 +98,7 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
     if let Some(failure) = &mut answer.failure {
         truncate(failure);
     }
-    answer.response = encode(&rsp);
+    answer.response = encode(rsp);
     answer.peak_bytes = Meter::peak() as u64;
     answer.run_nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     drop(meter);
@@ -149,8 +149,8 @@ pub fn decode(bytes: &[u8]) -> Result<RunFunctionRequest, Refusal> {
 }
 
 /// The response as bytes.
-pub fn encode(rsp: &RunFunctionResponse) -> Bytes {
-    Bytes::from(rsp.encode_to_vec())
+pub fn encode(rsp: RunFunctionResponse) -> Bytes {
+    super::wire::encode_response(rsp)
 }
 
 /// The outcome class of a failure.
@@ -186,7 +186,7 @@ pub fn failed(request: &[u8], error: &Error) -> Answer {
             truncate(&mut message);
             response::fatal(&mut rsp, message.clone());
             Answer {
-                response: encode(&rsp),
+                response: encode(rsp),
                 outcome,
                 failure: Some(message),
                 ..Answer::default()
