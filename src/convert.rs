@@ -177,11 +177,11 @@ pub fn frozen_plain_dict(heap: &FrozenHeap, entries: Vec<(String, FrozenValue)>)
 
 fn struct_to<T: Target>(t: &T, s: &Struct, flavor: Flavor) -> Result<T::V, ConvertError> {
     // Protobuf maps have no order; sorted keys make every run the same.
-    let mut keys: Vec<&String> = s.fields.keys().collect();
-    keys.sort();
-    let mut entries = Vec::with_capacity(keys.len());
-    for key in keys {
-        let v = pb_to(t, &s.fields[key], flavor).map_err(|e| e.at(field(key)))?;
+    let mut fields: Vec<(&String, &PbValue)> = s.fields.iter().collect();
+    fields.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut entries = Vec::with_capacity(fields.len());
+    for (key, value) in fields {
+        let v = pb_to(t, value, flavor).map_err(|e| e.at(field(key)))?;
         entries.push((key.clone(), v));
     }
     Ok(t.dict(entries, flavor))
@@ -298,8 +298,9 @@ fn to_pb(v: Value, opts: ToPb, depth: usize) -> Result<PbValue, ConvertError> {
         Kind::NumberValue(f.0)
     } else if let Some(entries) = dict_entries(v) {
         check_depth(depth, opts)?;
-        let mut fields = std::collections::HashMap::new();
-        for (key, value) in entries? {
+        let entries = entries?;
+        let mut fields = std::collections::HashMap::with_capacity(entries.len());
+        for (key, value) in entries {
             if opts.prune_none && value.is_none() {
                 continue;
             }

@@ -17,6 +17,7 @@
 //! 6. Any [`error::Error`] becomes a Fatal result with a clear message.
 
 pub mod builtins;
+pub mod cache;
 pub mod cli;
 pub mod convert;
 pub mod crd;

@@ -9,14 +9,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use function_sdk_rust::proto::v1::RunFunctionRequest;
-use lru::LruCache;
 use pbjson_types::Struct;
-use sha2::{Digest, Sha256};
 use starlark::environment::{Globals, GlobalsBuilder, Module};
 use starlark::eval::Evaluator;
 use starlark::syntax::{AstModule, Dialect, DialectTypes};
 
 use crate::builtins;
+use crate::cache::Bounded;
 use crate::error::Error;
 use crate::input::Script;
 use crate::loader::Sources;
@@ -84,10 +83,20 @@ impl Default for Limits {
 pub const STEP_LIMIT_MESSAGE: &str =
     "starlark script exceeded execution limit (1000000 steps): possible infinite loop";
 
+/// The memory compiled scripts may take in one cache, roughly: a parsed
+/// script takes about [`AST_BYTES_PER_SOURCE_BYTE`] times its source.
+pub const MAX_CACHED_SCRIPT_BYTES: usize = 64 << 20;
+
+/// What a source byte becomes once parsed: 36 for the 8.5 KB script of
+/// Resource() calls we measured with the memory meter, rounded up.
+const AST_BYTES_PER_SOURCE_BYTE: usize = 40;
+
 /// A parsed script, ready to evaluate any number of times.
 pub struct Compiled {
     /// The file name used in positions.
     pub filename: String,
+    /// The length of its source.
+    source_len: usize,
     ast: AstModule,
     map: LineMap,
 }
@@ -119,11 +128,17 @@ pub enum Outcome {
     Failed(Error),
 }
 
+impl crate::cache::Weight for Arc<Compiled> {
+    fn weight(&self) -> usize {
+        self.source_len.saturating_mul(AST_BYTES_PER_SOURCE_BYTE)
+    }
+}
+
 /// The shared runtime: one per process.
 pub struct Runtime {
     pub(crate) globals: Globals,
     dialect: Dialect,
-    cache: Mutex<LruCache<[u8; 32], Arc<Compiled>>>,
+    cache: Mutex<Bounded<Arc<Compiled>>>,
     limits: Limits,
 }
 
@@ -142,9 +157,7 @@ impl Runtime {
         Runtime {
             globals: builder.build(),
             dialect: dialect(),
-            cache: Mutex::new(LruCache::new(
-                NonZeroUsize::new(cache_entries).unwrap_or(NonZeroUsize::MIN),
-            )),
+            cache: Mutex::new(Bounded::new(cache_entries.max(1), MAX_CACHED_SCRIPT_BYTES)),
             limits,
         }
     }
@@ -165,19 +178,19 @@ impl Runtime {
     /// Compiles `script`, or finds it in the cache. Returns whether it was
     /// a cache hit.
     pub fn compile(&self, script: &Script) -> Result<(Arc<Compiled>, bool), Error> {
-        let mut hasher = Sha256::new();
+        let mut hasher = blake3::Hasher::new();
         hasher.update(script.filename.as_bytes());
-        hasher.update([0]);
+        hasher.update(&[0]);
         hasher.update(script.source.as_bytes());
-        let key: [u8; 32] = hasher.finalize().into();
+        let key = hasher.finalize().to_hex().to_string();
         if let Some(hit) = self.cache.lock().expect("cache lock poisoned").get(&key) {
-            return Ok((hit.clone(), true));
+            return Ok((hit, true));
         }
         let compiled = Arc::new(self.parse(script)?);
         self.cache
             .lock()
             .expect("cache lock poisoned")
-            .put(key, compiled.clone());
+            .insert(key, compiled.clone());
         Ok((compiled, false))
     }
 
@@ -197,6 +210,7 @@ impl Runtime {
         ast.replace_binary_operators(&redirects);
         Ok(Compiled {
             filename: script.filename.clone(),
+            source_len: script.source.len(),
             ast,
             map: pre.map,
         })

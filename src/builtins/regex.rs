@@ -12,12 +12,11 @@
 //! Match enumeration, replacement templates and `split` follow Go's
 //! `regexp` package.
 
-use std::num::NonZeroUsize;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
+use crate::cache::Bounded;
 use ::regex::{CaptureLocations, Regex, RegexBuilder};
 use anyhow::anyhow;
-use lru::LruCache;
 use starlark::environment::GlobalsBuilder;
 use starlark::starlark_module;
 use starlark::values::Value;
@@ -36,6 +35,12 @@ const CACHE_CAPACITY: usize = 64;
 /// programs fail as Go's "expression too large".
 const SIZE_LIMIT: usize = 64 << 20;
 
+/// Only patterns whose program fits this are kept in the cache, each with a
+/// lazy DFA cache of the same size: the cache holds at most
+/// [`CACHE_CAPACITY`] × 2 × this (32 MiB). A larger program is compiled
+/// for its call alone (and counts against that run's memory budget).
+const CACHED_SIZE_LIMIT: usize = 256 << 10;
+
 /// A pattern compiled for the crate, with Go's capture group names.
 struct Compiled {
     regex: Regex,
@@ -43,28 +48,38 @@ struct Compiled {
     names: Vec<String>,
 }
 
-static CACHE: LazyLock<Mutex<LruCache<String, Arc<Compiled>>>> = LazyLock::new(|| {
-    let capacity = NonZeroUsize::new(CACHE_CAPACITY).expect("the cache capacity is not zero");
-    Mutex::new(LruCache::new(capacity))
-});
+static CACHE: LazyLock<Mutex<Bounded<Arc<Compiled>>>> =
+    LazyLock::new(|| Mutex::new(Bounded::new(CACHE_CAPACITY, usize::MAX)));
+
+impl crate::cache::Weight for Arc<Compiled> {
+    fn weight(&self) -> usize {
+        2 * CACHED_SIZE_LIMIT
+    }
+}
 
 /// `pattern` compiled, from the cache when it was compiled before, or the
 /// reference's "FN: error parsing regexp: ..." error.
 fn compiled(fn_name: &str, pattern: &str) -> anyhow::Result<Arc<Compiled>> {
     let cache = || CACHE.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(hit) = cache().get(pattern) {
-        return Ok(Arc::clone(hit));
+        return Ok(hit);
     }
     // Compiled outside the lock: other requests need not wait for it.
-    let compiled = Arc::new(compile(pattern).map_err(|e| anyhow!("{fn_name}: {e}"))?);
-    cache().put(pattern.to_owned(), Arc::clone(&compiled));
-    Ok(compiled)
+    if let Ok(small) = compile(pattern, CACHED_SIZE_LIMIT) {
+        let small = Arc::new(small);
+        cache().insert(pattern.to_owned(), Arc::clone(&small));
+        return Ok(small);
+    }
+    Ok(Arc::new(
+        compile(pattern, SIZE_LIMIT).map_err(|e| anyhow!("{fn_name}: {e}"))?,
+    ))
 }
 
-fn compile(pattern: &str) -> Result<Compiled, SyntaxError> {
+fn compile(pattern: &str, size_limit: usize) -> Result<Compiled, SyntaxError> {
     let Translation { rust, names } = translate(pattern)?;
     let regex = RegexBuilder::new(&rust)
-        .size_limit(SIZE_LIMIT)
+        .size_limit(size_limit)
+        .dfa_size_limit(size_limit.min(2 << 20))
         .build()
         .map_err(|e| {
             let code = match e {
@@ -625,7 +640,7 @@ mod tests {
             .chain(["Any", "Assigned", "ASCII", "ascii", "lu", "Cased Letter"]);
         for name in names {
             for pattern in [format!(r"\p{{{name}}}"), format!(r"[^\P{{{name}}}]")] {
-                assert!(compile(&pattern).is_ok(), "{pattern}");
+                assert!(compile(&pattern, super::SIZE_LIMIT).is_ok(), "{pattern}");
             }
         }
     }
@@ -668,14 +683,14 @@ mod tests {
         #[test]
         fn a_quoted_string_matches_itself(s in "\\PC{0,16}") {
             let pattern = format!("^{}$", quote_meta(&s));
-            let compiled = compile(&pattern).unwrap();
+            let compiled = compile(&pattern, super::SIZE_LIMIT).unwrap();
             prop_assert!(compiled.regex.is_match(&s));
         }
 
         #[test]
         fn replacing_with_the_whole_match_keeps_the_text(s in "[a-c ,;é]{0,12}") {
             for pattern in ["a*", "[,;] *", r"\b", "", "(b)|(c)"] {
-                let compiled = compile(pattern).unwrap();
+                let compiled = compile(pattern, super::SIZE_LIMIT).unwrap();
                 let spans = super::match_spans(&compiled.regex, &s);
                 prop_assert_eq!(super::replace_spans(&compiled, &s, "$0", &spans), s.clone());
             }

@@ -30,7 +30,7 @@ use crate::error::Error;
 use crate::runtime::Limits;
 
 /// How long past its deadline a run may take before its worker is killed.
-pub const GRACE: Duration = Duration::from_millis(250);
+pub const GRACE: Duration = Duration::from_millis(50);
 
 /// How long a run may take before it moves to the slow lane.
 pub const DEMOTE_AFTER: Duration = Duration::from_millis(100);

@@ -96,7 +96,11 @@ pub fn encode_struct(s: &Struct) -> Bytes {
 /// The content length of a map entry. As prost does, an entry leaves out a
 /// key or a value that is its type's default.
 fn entry_len(key: &str, value: &Value, value_len: usize) -> usize {
-    let key = if key.is_empty() { 0 } else { field_len(key.len()) };
+    let key = if key.is_empty() {
+        0
+    } else {
+        field_len(key.len())
+    };
     let value = if value.kind.is_none() {
         0
     } else {

@@ -137,9 +137,46 @@ pub struct Stats {
 #[derive(Debug, Default)]
 pub struct OciResolver {
     config: OciConfig,
-    tags: Mutex<HashMap<String, TagEntry>>,
-    contents: Mutex<HashMap<String, Arc<Artifact>>>,
+    tags: Mutex<Bounded<TagEntry>>,
+    contents: Mutex<Bounded<Arc<Artifact>>>,
     stats: Mutex<Stats>,
+}
+
+use crate::cache::Bounded;
+
+/// Tag → digest entries kept at most.
+pub const MAX_CACHED_TAGS: usize = 1024;
+
+/// Artifacts kept at most, and the bytes of their files in all.
+pub const MAX_CACHED_ARTIFACTS: usize = 256;
+/// See [`MAX_CACHED_ARTIFACTS`].
+pub const MAX_CACHED_BYTES: usize = 64 << 20;
+
+impl crate::cache::Weight for TagEntry {
+    fn weight(&self) -> usize {
+        self.digest.len()
+    }
+}
+
+impl crate::cache::Weight for Arc<Artifact> {
+    fn weight(&self) -> usize {
+        self.files
+            .iter()
+            .map(|(path, text)| path.len() + text.len())
+            .sum()
+    }
+}
+
+impl Default for Bounded<TagEntry> {
+    fn default() -> Self {
+        Bounded::new(MAX_CACHED_TAGS, usize::MAX)
+    }
+}
+
+impl Default for Bounded<Arc<Artifact>> {
+    fn default() -> Self {
+        Bounded::new(MAX_CACHED_ARTIFACTS, MAX_CACHED_BYTES)
+    }
 }
 
 /// How a full fetch failed.
@@ -170,7 +207,7 @@ impl OciResolver {
     }
 
     fn cached(&self, digest: &str) -> Option<Arc<Artifact>> {
-        lock(&self.contents).get(digest).cloned()
+        lock(&self.contents).get(digest)
     }
 
     fn remember(&self, reference: &ArtifactRef, digest: &str) {
@@ -190,7 +227,7 @@ impl OciResolver {
         access: &Access,
     ) -> Result<Arc<Artifact>, String> {
         let mut stale = None;
-        let entry = lock(&self.tags).get(&reference.text).cloned();
+        let entry = lock(&self.tags).get(&reference.text);
         if let Some(entry) = entry
             && let Some(artifact) = self.cached(&entry.digest)
         {
@@ -235,12 +272,10 @@ impl OciResolver {
         match self.fetch(reference, &remote).await {
             Ok((digest, artifact)) => {
                 let mut contents = lock(&self.contents);
-                let artifact = contents.entry(digest.clone()).or_insert(artifact).clone();
+                let artifact = contents.get_or_insert(digest.clone(), artifact);
                 // A pinned digest that named an index is known from now on too.
                 if let Some(pinned) = &reference.digest {
-                    contents
-                        .entry(pinned.clone())
-                        .or_insert_with(|| artifact.clone());
+                    contents.get_or_insert(pinned.clone(), artifact.clone());
                 }
                 drop(contents);
                 self.remember(reference, &digest);
