@@ -91,3 +91,160 @@ fn every_hostile_input_gets_its_answer_and_the_server_keeps_serving() {
     let rsp = RunFunctionResponse::decode(answer).expect("a response");
     assert!(rsp.desired.is_some_and(|d| d.resources.contains_key("cm")));
 }
+
+mod generated {
+    //! Random scripts and requests: whatever arrives, the server answers
+    //! and keeps running.
+
+    use bytes::Bytes;
+    use function_sdk_rust::proto::v1::{Resource, RunFunctionRequest, State};
+    use pbjson_types::value::Kind;
+    use pbjson_types::{ListValue, Struct, Value as PbValue};
+    use proptest::prelude::*;
+    use prost::Message;
+    use serde_json::Value;
+
+    use super::support::{call, connect, request, runtime, start};
+
+    /// Fragments scripts are made of: valid, half-valid and hostile.
+    const FRAGMENTS: &[&str] = &[
+        "x = ",
+        "[",
+        "]",
+        "(",
+        ")",
+        "{",
+        "}",
+        "1",
+        " + ",
+        " * ",
+        "\"s\"",
+        ", ",
+        ":",
+        "\n",
+        "    ",
+        "def f(a):\n",
+        "    return ",
+        "for i in range(3):\n",
+        "while True:\n",
+        "if x:\n",
+        "Resource(\"r\", ",
+        "{\"apiVersion\": \"v1\", \"kind\": \"C\"}",
+        ")\n",
+        "oxr",
+        ".spec",
+        "[0]",
+        "lambda: ",
+        "json.encode(",
+        "yaml.decode(\"a: [\")",
+        "load(\"m.star\", \"y\")\n",
+        "\"\"\"",
+        "'",
+        "#",
+        "\\",
+        "é",
+        "\t",
+        "fail(",
+        "**",
+        "x.extend(x)",
+        "dict.merge(",
+        "regex.find_all(\"a*\", ",
+        "str(",
+        "f(f(",
+    ];
+
+    fn script() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::collection::vec(prop::sample::select(FRAGMENTS), 0..60)
+                .prop_map(|parts| parts.concat()),
+            "\\PC{0,300}",
+            (1usize..30_000).prop_map(|n| format!("x = {}{}\n", "[".repeat(n), "]".repeat(n / 2))),
+        ]
+    }
+
+    fn value(depth: u32) -> BoxedStrategy<PbValue> {
+        let leaf = prop_oneof![
+            Just(Kind::NullValue(0)),
+            any::<f64>().prop_map(Kind::NumberValue),
+            "\\PC{0,40}".prop_map(Kind::StringValue),
+            any::<bool>().prop_map(Kind::BoolValue),
+        ];
+        leaf.prop_recursive(depth, 200, 6, |inner| {
+            prop_oneof![
+                prop::collection::hash_map("\\PC{0,10}", inner.clone(), 0..6).prop_map(|m| {
+                    Kind::StructValue(Struct {
+                        fields: m
+                            .into_iter()
+                            .map(|(k, v)| (k, PbValue { kind: Some(v) }))
+                            .collect(),
+                    })
+                }),
+                prop::collection::vec(inner, 0..6).prop_map(|l| {
+                    Kind::ListValue(ListValue {
+                        values: l.into_iter().map(|v| PbValue { kind: Some(v) }).collect(),
+                    })
+                }),
+            ]
+        })
+        .prop_map(|kind| PbValue { kind: Some(kind) })
+        .boxed()
+    }
+
+    /// A request with a random observed composite and a script reading it.
+    fn shaped_request() -> impl Strategy<Value = Bytes> {
+        prop::collection::hash_map("\\PC{0,10}", value(8), 0..8).prop_map(|fields| {
+            let input = super::support::to_struct(&serde_json::json!({
+                "apiVersion": "starlark.fn.crossplane.io/v1alpha1",
+                "kind": "StarlarkInput",
+                "spec": {"source": "dxr[\"status\"] = {\"seen\": json.encode(oxr)}\nResource(\"copy\", dict(oxr, apiVersion=\"v1\", kind=\"C\"))\n"},
+            }));
+            Bytes::from(
+                RunFunctionRequest {
+                    input: Some(input),
+                    observed: Some(State {
+                        composite: Some(Resource {
+                            resource: Some(Struct { fields }),
+                            ..Resource::default()
+                        }),
+                        ..State::default()
+                    }),
+                    ..RunFunctionRequest::default()
+                }
+                .encode_to_vec(),
+            )
+        })
+    }
+
+    fn any_request() -> impl Strategy<Value = Bytes> {
+        prop_oneof![
+            script().prop_map(|s| request(&s, &Value::Null, Vec::new())),
+            shaped_request(),
+            prop::collection::vec(any::<u8>(), 0..2000).prop_map(Bytes::from),
+        ]
+    }
+
+    #[test]
+    fn the_server_answers_whatever_it_is_sent() {
+        let args: Vec<String> = ["--metrics-address", "", "--timeout-seconds", "2"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let server = std::cell::RefCell::new(start(&super::support::this_binary(), &args));
+        let rt = runtime();
+        let address = server.borrow().address.clone();
+        let channel = rt.block_on(connect(&address)).expect("a connection");
+        let config = ProptestConfig {
+            cases: 150,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        };
+        proptest!(config, |(req in any_request())| {
+            let answer = rt.block_on(async {
+                tokio::time::timeout(std::time::Duration::from_secs(30), call(channel.clone(), req)).await
+            });
+            prop_assert!(answer.is_ok(), "no answer within 30 s");
+            let alive = server.borrow_mut().child.try_wait().expect("a status").is_none();
+            prop_assert!(alive, "the server died");
+        });
+    }
+}
