@@ -17,6 +17,7 @@ pub mod json;
 pub mod numbers;
 pub mod observed;
 pub mod operators;
+pub mod range;
 pub mod regex;
 pub mod requirements;
 pub mod resources;
@@ -30,6 +31,7 @@ pub mod yaml;
 pub fn register(builder: &mut GlobalsBuilder) {
     core::register(builder);
     numbers::register(builder);
+    range::register(builder);
     operators::register(builder);
     resources::register(builder);
     observed::register(builder);

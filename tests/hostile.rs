@@ -58,7 +58,7 @@ fn every_hostile_input_gets_its_answer_and_the_server_keeps_serving() {
         };
         let ok = match case.expect {
             Expect::Success => got == "answered",
-            Expect::Fatal(_) | Expect::Budget => {
+            Expect::Fatal(_) | Expect::Budget | Expect::FatalOrLate(_) => {
                 got.starts_with("Fatal: ") && case.expect.fatal_matches(&got)
             }
             Expect::Refused(text) => got.starts_with("refused: ") && got.contains(text),
