@@ -86,9 +86,11 @@ const NAMESPACES: [(&str, &[&str]); 6] = [
     ("yaml", &["decode", "decode_stream", "encode"]),
 ];
 
-/// The Go dialect's `print`, `fail`, `str`, `repr`, `hash`, `int` and
-/// `float` replace the interpreter's own.
-const UNIVERSE_REPLACEMENTS: [&str; 7] = ["print", "fail", "str", "repr", "hash", "int", "float"];
+/// The Go dialect's `print`, `fail`, `str`, `repr`, `hash`, `int`,
+/// `float` and `range` replace the interpreter's own.
+const UNIVERSE_REPLACEMENTS: [&str; 8] = [
+    "print", "fail", "str", "repr", "hash", "int", "float", "range",
+];
 
 #[test]
 fn scripts_see_exactly_the_reference_names() {
