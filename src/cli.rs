@@ -54,6 +54,19 @@ pub struct Cli {
     #[arg(long, env = "STARLARK_SHUTDOWN_GRACE_SECONDS", default_value_t = 25)]
     pub shutdown_grace_seconds: u64,
 
+    /// How long connecting to an OCI registry may take (Go duration).
+    #[arg(long, env = "STARLARK_OCI_CONNECT_TIMEOUT", default_value = "5s", value_parser = parse_timeout)]
+    pub oci_connect_timeout: Duration,
+
+    /// How long one read from an OCI registry may wait for data (Go duration).
+    #[arg(long, env = "STARLARK_OCI_READ_TIMEOUT", default_value = "10s", value_parser = parse_timeout)]
+    pub oci_read_timeout: Duration,
+
+    /// How long fetching one OCI module artifact (manifest and layers) may
+    /// take in all (Go duration).
+    #[arg(long, env = "STARLARK_OCI_FETCH_TIMEOUT", default_value = "20s", value_parser = parse_timeout)]
+    pub oci_fetch_timeout: Duration,
+
     /// Where registry-credential secrets (dockerConfigSecret) are mounted.
     #[arg(
         long,
@@ -61,6 +74,14 @@ pub struct Cli {
         default_value = crate::loader::oci::DEFAULT_SECRETS_DIR
     )]
     pub docker_secrets_dir: PathBuf,
+}
+
+/// A positive Go duration.
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    match parse_ttl(s)? {
+        d if d.is_zero() => Err(format!("a timeout must be more than zero, got {s:?}")),
+        d => Ok(d),
+    }
 }
 
 /// Where scripts run.
@@ -114,6 +135,9 @@ impl Cli {
             cache_ttl: self.oci_cache_ttl,
             secrets_dir: self.docker_secrets_dir.clone(),
             host_docker_config: credentials::host_config_path(|k| std::env::var(k).ok()),
+            connect_timeout: self.oci_connect_timeout,
+            read_timeout: self.oci_read_timeout,
+            fetch_timeout: self.oci_fetch_timeout,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! request that cannot be read at all is answered with a gRPC status.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use function_sdk_rust::proto::v1::{Capability, RunFunctionRequest, RunFunctionResponse};
@@ -13,11 +13,12 @@ use tonic::Status;
 use tracing::Instrument;
 
 use crate::engine::job::RequestHead;
-use crate::engine::{Answer, Engine, Job, depth, evaluate};
+use crate::engine::{Answer, Engine, Job, Outcome, depth, evaluate};
+use crate::error::Error;
 use crate::input::{self, Plan, Settings, UsageApi};
 use crate::loader::Sources;
 use crate::loader::oci::OciResolver;
-use crate::metrics::Metrics;
+use crate::metrics::{Labels, Metrics};
 use crate::runtime::Runtime;
 
 /// The Normal result of an empty mounted script.
@@ -83,6 +84,17 @@ impl StarlarkFunction {
 
     /// Answers one request as it came off the wire.
     pub async fn handle_bytes(&self, bytes: Bytes) -> Result<Bytes, Status> {
+        self.handle_bytes_within(bytes, None).await
+    }
+
+    /// Answers one request as it came off the wire, within `deadline` (the
+    /// caller's gRPC deadline, when it gave one) as well as the run's own
+    /// time limit.
+    pub async fn handle_bytes_within(
+        &self,
+        bytes: Bytes,
+        deadline: Option<Duration>,
+    ) -> Result<Bytes, Status> {
         depth::check_request(&bytes).map_err(|e| Status::invalid_argument(e.to_string()))?;
         let head = RequestHead::decode(bytes.as_ref()).map_err(|e| {
             Status::invalid_argument(format!("cannot decode the RunFunctionRequest: {e}"))
@@ -94,78 +106,113 @@ impl StarlarkFunction {
             .unwrap_or_default();
         // Every log line of the request carries its tag through this span.
         let span = tracing::info_span!("run_function", tag = %tag);
-        self.handle_tagged(bytes, head, tag).instrument(span).await
+        self.handle_tagged(bytes, head, deadline)
+            .instrument(span)
+            .await
     }
 
     async fn handle_tagged(
         &self,
         bytes: Bytes,
         head: RequestHead,
-        tag: String,
+        deadline: Option<Duration>,
     ) -> Result<Bytes, Status> {
         let started = Instant::now();
-        let decoded = input::decode(head.input.as_ref())
-            .and_then(|i| input::script_filename(&i).map(|filename| (i, filename)));
-        let (decoded, filename) = match decoded {
-            Ok(ok) => ok,
-            Err(e) => {
-                tracing::info!(tag, error = %e, "cannot run function");
-                return respond(evaluate::failed(&bytes, &e));
-            }
-        };
-        let labels = Metrics::labels(&filename);
-        let answer = self.run(bytes, head, decoded, &labels).await;
-        if let Some(failure) = &answer.failure {
-            tracing::info!(tag, script = filename, error = %failure, "script failed");
-        }
+        let (answer, labels) = self.run(bytes, head, started, deadline).await;
+        let outcome = answer.outcome();
+        self.metrics.result(outcome);
         self.metrics.reconciliations.get_or_create(&labels).inc();
         self.metrics
             .reconciliation_duration
             .get_or_create(&labels)
             .observe(started.elapsed().as_secs_f64());
+        let script = labels.first().map_or("", |(_, v)| v.as_str());
+        tracing::info!(
+            script,
+            xr_kind = answer.xr_kind,
+            xr_name = answer.xr_name,
+            outcome = outcome.label(),
+            emitted = answer.emitted,
+            deferred = answer.deferred,
+            skipped = answer.skipped,
+            ticks = answer.ticks,
+            peak_bytes = answer.peak_bytes,
+            duration_ms = started.elapsed().as_secs_f64() * 1000.0,
+            error = answer.failure.as_deref().unwrap_or(""),
+            "run function"
+        );
         respond(answer)
     }
 
+    /// The answer, and the labels its metrics go under.
     async fn run(
         &self,
         bytes: Bytes,
         head: RequestHead,
-        decoded: input::StarlarkInput,
-        labels: &crate::metrics::Labels,
-    ) -> Answer {
-        let checked = match input::check(decoded, &self.settings) {
-            Ok(Plan::Passthrough { .. }) => match evaluate::decode(&bytes) {
-                Ok(request) => {
-                    let mut rsp = response::to(&request, response::DEFAULT_TTL);
-                    response::normal(&mut rsp, PASSTHROUGH_MESSAGE);
-                    return Answer {
-                        response: evaluate::encode(rsp),
-                        ..Answer::default()
-                    };
-                }
-                Err(refusal) => {
-                    return Answer {
+        started: Instant,
+        deadline: Option<Duration>,
+    ) -> (Answer, Labels) {
+        let unresolved = Metrics::unresolved();
+        // `check` reads the script that `script_filename` found named.
+        let decoded = input::decode(head.input.as_ref())
+            .and_then(|input| input::script_filename(&input).map(|_| input));
+        let checked = match decoded.and_then(|input| input::check(input, &self.settings)) {
+            Ok(Plan::Passthrough { filename }) => {
+                let labels = self.metrics.labels(&filename);
+                let answer = match evaluate::decode(&bytes) {
+                    Ok(request) => {
+                        let mut rsp = response::to(&request, response::DEFAULT_TTL);
+                        response::normal(&mut rsp, PASSTHROUGH_MESSAGE);
+                        Answer {
+                            response: evaluate::encode(rsp),
+                            ..Answer::default()
+                        }
+                    }
+                    Err(refusal) => Answer {
                         status: Some(refusal),
+                        outcome: Outcome::InputError as i32,
                         ..Answer::default()
-                    };
-                }
-            },
+                    },
+                };
+                return (answer, labels);
+            }
             Ok(Plan::Run(checked)) => checked,
-            Err(e) => return evaluate::failed(&bytes, &e),
+            Err(e) => return (evaluate::failed(&bytes, &e), unresolved),
         };
+        let labels = self.metrics.labels(&checked.script.filename);
         let request = head.into_request();
         log_capabilities(&request);
-        let gathered = Sources::gather(&checked, &self.oci, &request).await;
+        let gather = Sources::gather(&checked, &self.oci, &request);
+        let gathered = match deadline {
+            None => gather.await,
+            Some(deadline) => {
+                let left = deadline.saturating_sub(started.elapsed());
+                let Ok(gathered) = tokio::time::timeout(left, gather).await else {
+                    let e = Error::Modules(format!(
+                        "resolving modules took longer than the {}s the caller allowed for the call",
+                        deadline.as_secs_f64()
+                    ));
+                    return (evaluate::failed(&bytes, &e), labels);
+                };
+                gathered
+            }
+        };
         if let Some(elapsed) = gathered.oci_resolve {
             self.metrics
                 .oci_resolve_duration
-                .get_or_create(labels)
+                .get_or_create(&labels)
                 .observe(elapsed.as_secs_f64());
         }
         let sources = match gathered.sources {
             Ok(sources) => sources,
-            Err(e) => return evaluate::failed(&bytes, &e),
+            Err(e) => return (evaluate::failed(&bytes, &e), labels),
         };
+        // The run gets what is left of the caller's deadline, when that is
+        // sooner than the time limit.
+        let mut timeout = self.engine.limits().timeout;
+        if let Some(deadline) = deadline {
+            timeout = timeout.min(deadline.saturating_sub(started.elapsed()));
+        }
         let job = Job {
             request: bytes,
             filename: checked.script.filename,
@@ -174,30 +221,39 @@ impl StarlarkFunction {
             default_registry: sources.default_registry().map(str::to_owned),
             usage_api_v1: checked.usage_api == UsageApi::V1,
             sequencing_ttl: checked.sequencing_ttl,
-            timeout_ms: u64::try_from(self.engine.limits().timeout.as_millis()).unwrap_or(u64::MAX),
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
         };
         let answer = self.engine.run(job).await;
         for print in &answer.prints {
             tracing::debug!(script = print.script, msg = %print.text, "starlark print");
         }
-        self.record(&answer, labels);
-        answer
+        self.record(&answer, &labels);
+        (answer, labels)
     }
 
-    fn record(&self, answer: &Answer, labels: &crate::metrics::Labels) {
+    fn record(&self, answer: &Answer, labels: &Labels) {
         self.metrics
             .execution_duration
             .get_or_create(labels)
-            .observe(std::time::Duration::from_nanos(answer.run_nanos).as_secs_f64());
+            .observe(Duration::from_nanos(answer.run_nanos).as_secs_f64());
+        #[allow(clippy::cast_precision_loss)]
+        {
+            self.metrics
+                .run_ticks
+                .get_or_create(labels)
+                .observe(answer.ticks as f64);
+            self.metrics
+                .run_peak_bytes
+                .get_or_create(labels)
+                .observe(answer.peak_bytes as f64);
+        }
         for compilation in &answer.compilations {
             let cache = if compilation.hit {
                 &self.metrics.cache_hits
             } else {
                 &self.metrics.cache_misses
             };
-            cache
-                .get_or_create(&Metrics::labels(&compilation.script))
-                .inc();
+            cache.get_or_create(labels).inc();
         }
         if answer.skipped > 0 {
             self.metrics

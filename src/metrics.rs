@@ -1,5 +1,14 @@
-//! The function's `function_starlark_*` metrics, registered on the
-//! registry the SDK serves at `--metrics-address`.
+//! The function's `function_starlark_*` metrics, served at
+//! `--metrics-address`.
+//!
+//! The `script` label comes from user input (a ConfigMap key, an inline
+//! module's name), so its values are bounded: only names that resolved to
+//! a script that ran become labels, at most [`MAX_SCRIPT_LABELS`] of them;
+//! later names share `script="other"`, and a warning says so once. Calls
+//! that failed before a script was found count in `script="(unresolved)"`.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -8,6 +17,15 @@ use prometheus_client::registry::Registry;
 
 /// The one label every series carries: the script's file name.
 pub type Labels = Vec<(&'static str, String)>;
+
+/// Distinct `script` label values kept; later scripts count as `other`.
+pub const MAX_SCRIPT_LABELS: usize = 200;
+
+/// The `script` label of calls that failed before a script was found.
+pub const UNRESOLVED: &str = "(unresolved)";
+
+/// The `script` label of scripts past [`MAX_SCRIPT_LABELS`].
+pub const OTHER: &str = "other";
 
 type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
 
@@ -32,10 +50,30 @@ pub struct Metrics {
     pub resources_skipped: Family<Labels, Counter>,
     /// Resources held back by creation sequencing.
     pub resources_deferred: Family<Labels, Counter>,
+    /// Calls by how they ended (see [`crate::engine::Outcome`]).
+    pub results: Family<Vec<(&'static str, &'static str)>, Counter>,
+    /// Interpreter ticks per run.
+    pub run_ticks: Histograms,
+    /// The most memory a run held at once, in bytes.
+    pub run_peak_bytes: Histograms,
+    /// The `script` label values handed out so far.
+    scripts: Arc<Mutex<HashSet<String>>>,
 }
 
 fn reconciliation_histogram() -> Histogram {
     Histogram::new([0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0])
+}
+
+fn ticks_histogram() -> Histogram {
+    Histogram::new([
+        100.0, 1_000.0, 10_000.0, 50_000.0, 100_000.0, 250_000.0, 500_000.0,
+    ])
+}
+
+fn bytes_histogram() -> Histogram {
+    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+        65_536.0, 4.0, 8,
+    ))
 }
 
 fn execution_histogram() -> Histogram {
@@ -55,7 +93,14 @@ impl Metrics {
             resources_emitted: Family::default(),
             resources_skipped: Family::default(),
             resources_deferred: Family::default(),
+            results: Family::default(),
+            run_ticks: Family::new_with_constructor(ticks_histogram),
+            run_peak_bytes: Family::new_with_constructor(bytes_histogram),
+            scripts: Arc::default(),
         };
+        for outcome in crate::engine::Outcome::ALL {
+            let _ = m.results.get_or_create(&vec![("outcome", outcome.label())]);
+        }
         // Counter names register without `_total`; the encoder appends it.
         registry.register(
             "function_starlark_reconciliations",
@@ -102,12 +147,57 @@ impl Metrics {
             "Total resources deferred by creation sequencing",
             m.resources_deferred.clone(),
         );
+        registry.register(
+            "function_starlark_results",
+            "RunFunction calls by outcome: ok, script_error, fatal, step_limit, heap_limit, time_limit, input_error, module_error, internal",
+            m.results.clone(),
+        );
+        registry.register(
+            "function_starlark_run_ticks",
+            "Interpreter ticks (loop iterations and calls) per run",
+            m.run_ticks.clone(),
+        );
+        registry.register(
+            "function_starlark_run_peak_bytes",
+            "The most memory a run held at once",
+            m.run_peak_bytes.clone(),
+        );
         m
     }
 
-    /// The label set of a script.
-    pub fn labels(script: &str) -> Labels {
-        vec![("script", script.to_owned())]
+    /// Counts a call that ended with `outcome`.
+    pub fn result(&self, outcome: crate::engine::Outcome) {
+        self.results
+            .get_or_create(&vec![("outcome", outcome.label())])
+            .inc();
+    }
+
+    /// The label set of a script that was found and ran: its name while
+    /// fewer than [`MAX_SCRIPT_LABELS`] names are in use, else `other`.
+    pub fn labels(&self, script: &str) -> Labels {
+        let mut scripts = self
+            .scripts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if scripts.contains(script) {
+            return vec![("script", script.to_owned())];
+        }
+        if scripts.len() < MAX_SCRIPT_LABELS {
+            scripts.insert(script.to_owned());
+            return vec![("script", script.to_owned())];
+        }
+        if scripts.insert(OTHER.to_owned()) {
+            tracing::warn!(
+                cap = MAX_SCRIPT_LABELS,
+                "metrics: {MAX_SCRIPT_LABELS} distinct script names already label series; further scripts count as script=\"other\""
+            );
+        }
+        vec![("script", OTHER.to_owned())]
+    }
+
+    /// The label set of a call that failed before a script was found.
+    pub fn unresolved() -> Labels {
+        vec![("script", UNRESOLVED.to_owned())]
     }
 }
 

@@ -2083,14 +2083,23 @@ fn a_deferral_counts_as_deferred_not_skipped() {
     );
 }
 
-// §12 item 101
+// §12 item 101, as operators asked since: a request without input is
+// counted as an input error, under no script name.
 #[test]
-fn a_request_without_input_records_no_metric() {
+fn a_request_without_input_counts_as_an_input_error_under_no_script_name() {
     let mut registry = Registry::default();
     let f = function_with("/scripts", &[], Metrics::register(&mut registry));
     only_fatal(&handle(&f, "{}", None));
     let text = encode(&registry);
-    assert!(!text.contains("script="), "{text}");
+    let scripts: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split("script=\"").nth(1)?.split('"').next())
+        .collect();
+    assert!(scripts.iter().all(|s| *s == "(unresolved)"), "{text}");
+    assert!(
+        text.contains("function_starlark_results_total{outcome=\"input_error\"} 1"),
+        "{text}"
+    );
 }
 
 // §12 item 102

@@ -381,8 +381,15 @@ fn structured_logs_carry_the_request_tag() {
     let text = std::fs::read_to_string(&log).expect("the log is readable");
     let line = text
         .lines()
-        .find(|l| l.contains("script failed"))
-        .unwrap_or_else(|| panic!("no failure logged:\n{text}"));
+        .find(|l| l.contains("run function"))
+        .unwrap_or_else(|| panic!("no request logged:\n{text}"));
     let entry: serde_json::Value = serde_json::from_str(line).expect("a JSON log line");
     assert_eq!(entry["span"]["tag"], "serve-test", "{line}");
+    assert_eq!(entry["fields"]["outcome"], "script_error", "{line}");
+    assert!(
+        entry["fields"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("missing")),
+        "{line}"
+    );
 }

@@ -37,6 +37,7 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
         }
     };
     let mut rsp = response::to(&request, response::DEFAULT_TTL);
+    let (xr_kind, xr_name) = xr_identity(&request);
     let script = Script {
         filename: std::mem::take(&mut job.filename),
         source: std::mem::take(&mut job.source),
@@ -57,6 +58,8 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
             })
             .collect(),
         skipped: effects.skipped.borrow().len() as u64,
+        xr_kind,
+        xr_name,
         prints: std::mem::take(&mut *run.context.prints.borrow_mut())
             .into_iter()
             .map(|(script, text)| Print { script, text })
@@ -89,7 +92,11 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
         }
     };
     if let Err(e) = applied {
-        answer.outcome = outcome_of(&e) as i32;
+        answer.outcome = if run.context.load_failed.get() && matches!(e, Error::Execution(_)) {
+            Outcome::ModuleError as i32
+        } else {
+            outcome_of(&e) as i32
+        };
         let message = e.to_string();
         answer.failure = Some(message.clone());
         response::fatal(&mut rsp, message);
@@ -134,6 +141,27 @@ fn truncate_messages(rsp: &mut RunFunctionResponse) {
             truncate(message);
         }
     }
+}
+
+/// The observed composite resource's kind and name.
+fn xr_identity(request: &RunFunctionRequest) -> (String, String) {
+    use pbjson_types::value::Kind;
+    let Some(xr) =
+        function_sdk_rust::request::observed_composite(request).and_then(|r| r.resource.as_ref())
+    else {
+        return (String::new(), String::new());
+    };
+    let text =
+        |s: &pbjson_types::Struct, key: &str| match s.fields.get(key).and_then(|v| v.kind.as_ref())
+        {
+            Some(Kind::StringValue(v)) => v.clone(),
+            _ => String::new(),
+        };
+    let name = match xr.fields.get("metadata").and_then(|v| v.kind.as_ref()) {
+        Some(Kind::StructValue(metadata)) => text(metadata, "name"),
+        _ => String::new(),
+    };
+    (text(xr, "kind"), name)
 }
 
 /// The request, checked for depth before protobuf decodes it.

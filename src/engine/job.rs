@@ -96,6 +96,12 @@ pub struct Answer {
     /// What the script printed, call by call.
     #[prost(message, repeated, tag = "12")]
     pub prints: Vec<Print>,
+    /// The composite resource's kind, for the log line.
+    #[prost(string, tag = "13")]
+    pub xr_kind: String,
+    /// The composite resource's name, for the log line.
+    #[prost(string, tag = "14")]
+    pub xr_name: String,
 }
 
 /// A gRPC status for a request no response can be built for.

@@ -58,7 +58,7 @@ pub struct Pool {
 /// How a job sent to a worker ended.
 enum Ended {
     /// The worker answered.
-    Answered(Answer),
+    Answered(Box<Answer>),
     /// The worker reported going over its memory budget and stopped.
     OverBudget(usize),
     /// The worker stopped without an answer.
@@ -175,7 +175,7 @@ impl Pool {
         match ended {
             Ended::Answered(answer) => {
                 self.release(worker, demoted).await;
-                answer
+                *answer
             }
             Ended::OverBudget(limit) => {
                 retire(worker).await;
@@ -269,7 +269,7 @@ async fn exchange(socket: &mut UnixStream, job: &Job) -> Ended {
     }
     match head[0] {
         FRAME_ANSWER => match Answer::decode(payload.as_slice()) {
-            Ok(answer) => Ended::Answered(answer),
+            Ok(answer) => Ended::Answered(Box::new(answer)),
             Err(e) => Ended::Died(format!("an unreadable answer: {e}")),
         },
         FRAME_OVER_BUDGET if length == 8 => {

@@ -91,6 +91,8 @@ impl Pool {
                 &Error::Internal("the worker threads are gone".to_owned()),
             );
         }
+        // A caller that goes away (the future is dropped) stops the run.
+        let _stop_on_drop = StopOnDrop(cancel.clone());
         match tokio::time::timeout(timeout + GRACE, rx).await {
             Ok(Ok(answer)) => answer,
             Ok(Err(_)) => failed(
@@ -133,6 +135,16 @@ impl Pool {
             return Err(e);
         }
         Ok(())
+    }
+}
+
+/// Sets a run's cancel flag when dropped: once the run's answer is in, the
+/// flag no longer matters; if the caller went away first, the run stops.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 

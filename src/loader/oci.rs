@@ -38,8 +38,12 @@ pub const MAX_DEPTH: usize = 10;
 /// Where mounted registry-credential secrets live.
 pub const DEFAULT_SECRETS_DIR: &str = "/var/run/secrets/docker";
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-const READ_TIMEOUT: Duration = Duration::from_mins(1);
+/// Default `--oci-connect-timeout`.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default `--oci-read-timeout`.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default `--oci-fetch-timeout`.
+pub const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// When a cached tag is checked with the registry again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -76,6 +80,12 @@ pub struct OciConfig {
     pub secrets_dir: PathBuf,
     /// The host's own Docker config, the last credential source.
     pub host_docker_config: Option<PathBuf>,
+    /// `--oci-connect-timeout`: connecting to a registry.
+    pub connect_timeout: Duration,
+    /// `--oci-read-timeout`: each read from a registry.
+    pub read_timeout: Duration,
+    /// `--oci-fetch-timeout`: one artifact, manifest and layers.
+    pub fetch_timeout: Duration,
 }
 
 impl Default for OciConfig {
@@ -87,6 +97,9 @@ impl Default for OciConfig {
             cache_ttl: Duration::ZERO,
             secrets_dir: PathBuf::from(DEFAULT_SECRETS_DIR),
             host_docker_config: credentials::host_config_path(|k| std::env::var(k).ok()),
+            connect_timeout: CONNECT_TIMEOUT,
+            read_timeout: READ_TIMEOUT,
+            fetch_timeout: FETCH_TIMEOUT,
         }
     }
 }
@@ -249,13 +262,29 @@ impl OciResolver {
             return Ok(artifact);
         }
         let remote = access.remote(reference);
+        let limit = self.config.fetch_timeout;
+        let late = |what: &str| {
+            format!(
+                "{what} {reference} from {} took longer than {}s; check the registry, or raise --oci-fetch-timeout (STARLARK_OCI_FETCH_TIMEOUT)",
+                reference.registry,
+                limit.as_secs()
+            )
+        };
         if stale.is_some() {
             lock(&self.stats).heads += 1;
-            match remote
-                .client
-                .fetch_manifest_digest(&remote.reference, &remote.auth)
-                .await
-            {
+            let head = tokio::time::timeout(
+                limit,
+                remote
+                    .client
+                    .fetch_manifest_digest(&remote.reference, &remote.auth),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(oci_client::errors::OciDistributionError::GenericError(
+                    Some(late("revalidating")),
+                ))
+            });
+            match head {
                 Ok(digest) => {
                     if let Some(artifact) = self.cached(&digest) {
                         tracing::debug!(reference = %reference, digest, "OCI artifact unchanged");
@@ -269,7 +298,10 @@ impl OciResolver {
             }
         }
         lock(&self.stats).fetches += 1;
-        match self.fetch(reference, &remote).await {
+        let fetched = tokio::time::timeout(limit, self.fetch(reference, &remote))
+            .await
+            .unwrap_or_else(|_| Err(FetchError::Transport(late("fetching"))));
+        match fetched {
             Ok((digest, artifact)) => {
                 let mut contents = lock(&self.contents);
                 let artifact = contents.get_or_insert(digest.clone(), artifact);
@@ -375,6 +407,8 @@ fn chain(e: &dyn std::error::Error) -> String {
 pub struct Access {
     insecure: Vec<String>,
     keychain: Keychain,
+    connect_timeout: Duration,
+    read_timeout: Duration,
 }
 
 impl Access {
@@ -396,6 +430,8 @@ impl Access {
                 settings.docker_config_secret.as_deref(),
                 config.host_docker_config.as_deref(),
             ),
+            connect_timeout: config.connect_timeout,
+            read_timeout: config.read_timeout,
         }
     }
 
@@ -417,8 +453,8 @@ impl Access {
         };
         let client = Client::new(ClientConfig {
             protocol,
-            connect_timeout: Some(CONNECT_TIMEOUT),
-            read_timeout: Some(READ_TIMEOUT),
+            connect_timeout: Some(self.connect_timeout),
+            read_timeout: Some(self.read_timeout),
             ..ClientConfig::default()
         });
         let oci_reference = match &reference.digest {

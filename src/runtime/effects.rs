@@ -211,6 +211,8 @@ pub struct Context {
     pub printed: Cell<usize>,
     /// What `print` wrote, `(file, text)` per call, for the log.
     pub prints: RefCell<Vec<(String, String)>>,
+    /// Whether a `load` failed (the outcome is then a module error).
+    pub load_failed: Cell<bool>,
     /// Why the interpreter was stopped, once a budget stopped it.
     pub stopped: Cell<Option<super::errors::Stopped>>,
 }
@@ -227,6 +229,7 @@ impl Context {
             compilations: RefCell::default(),
             deadline: Cell::default(),
             printed: Cell::default(),
+            load_failed: Cell::default(),
             prints: RefCell::default(),
             stopped: Cell::default(),
         }

@@ -315,9 +315,10 @@ pub(crate) struct CallerLoader<'a> {
 
 impl FileLoader for CallerLoader<'_> {
     fn load(&self, path: &str) -> starlark::Result<FrozenModule> {
-        self.request
-            .load(path, &self.caller)
-            .map_err(|e| starlark::Error::new_other(anyhow!("cannot load {path}: {e}")))
+        self.request.load(path, &self.caller).map_err(|e| {
+            self.request.ctx.load_failed.set(true);
+            starlark::Error::new_other(anyhow!("cannot load {path}: {e}"))
+        })
     }
 }
 

@@ -5,6 +5,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use tonic::codegen::{Body, BoxFuture, Service, StdError, http};
@@ -50,9 +51,14 @@ impl UnaryService<Bytes> for RunFunction {
 
     fn call(&mut self, request: Request<Bytes>) -> Self::Future {
         let function = self.0.clone();
+        let deadline = request
+            .metadata()
+            .get("grpc-timeout")
+            .and_then(|v| v.to_str().ok())
+            .and_then(grpc_timeout);
         Box::pin(async move {
             function
-                .handle_bytes(request.into_inner())
+                .handle_bytes_within(request.into_inner(), deadline)
                 .await
                 .map(Response::new)
         })
@@ -107,7 +113,41 @@ where
     }
 }
 
+/// A `grpc-timeout` header's duration: up to 8 digits and a unit (`H`
+/// hours, `M` minutes, `S` seconds, `m` milliseconds, `u` microseconds,
+/// `n` nanoseconds), as the gRPC protocol defines it.
+fn grpc_timeout(value: &str) -> Option<Duration> {
+    let unit = value.chars().last()?;
+    let amount: u64 = value[..value.len() - unit.len_utf8()].parse().ok()?;
+    Some(match unit {
+        'H' => Duration::from_secs(amount.saturating_mul(3600)),
+        'M' => Duration::from_secs(amount.saturating_mul(60)),
+        'S' => Duration::from_secs(amount),
+        'm' => Duration::from_millis(amount),
+        'u' => Duration::from_micros(amount),
+        'n' => Duration::from_nanos(amount),
+        _ => return None,
+    })
+}
+
 /// The numeric grpc-status in `headers`, if any.
 fn status_of(headers: &http::HeaderMap) -> Option<i32> {
     headers.get("grpc-status")?.to_str().ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_timeouts_are_read_in_every_unit() {
+        assert_eq!(grpc_timeout("2S"), Some(Duration::from_secs(2)));
+        assert_eq!(grpc_timeout("1500m"), Some(Duration::from_millis(1500)));
+        assert_eq!(grpc_timeout("3M"), Some(Duration::from_mins(3)));
+        assert_eq!(grpc_timeout("1H"), Some(Duration::from_hours(1)));
+        assert_eq!(grpc_timeout("10u"), Some(Duration::from_micros(10)));
+        assert_eq!(grpc_timeout("7n"), Some(Duration::from_nanos(7)));
+        assert_eq!(grpc_timeout("S"), None);
+        assert_eq!(grpc_timeout("5x"), None);
+    }
 }

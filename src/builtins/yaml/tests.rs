@@ -573,6 +573,17 @@ fn long_key(t: &Tree) -> bool {
     }
 }
 
+/// Whether `t` has a `<<` key: written plainly, it reads back as a merge
+/// key, as it does in go-yaml (merging a mapping, failing on anything
+/// else), so the value does not come back.
+fn bad_merge_key(t: &Tree) -> bool {
+    match t {
+        Tree::List(items) => items.iter().any(bad_merge_key),
+        Tree::Dict(entries) => entries.iter().any(|(k, v)| k == "<<" || bad_merge_key(v)),
+        _ => false,
+    }
+}
+
 /// Whether natural order is transitive on the keys of every mapping in
 /// `t`, so that sorting them gives one order whatever order they come in.
 fn keys_ordered(t: &Tree) -> bool {
@@ -597,7 +608,7 @@ proptest! {
 
     #[test]
     fn decoding_encoded_yaml_gives_the_value_back(t in Tree::strategy(yaml_text())) {
-        prop_assume!(!long_key(&t));
+        prop_assume!(!long_key(&t) && !bad_merge_key(&t));
         Module::with_temp_heap(|module| {
             let heap = module.heap();
             let v = t.alloc(heap);

@@ -1,0 +1,501 @@
+//! What an operator sees of the real server: the outcome counter, bounded
+//! `script` labels, one log line per request (and no secrets in any),
+//! deadlines (the caller's, OCI registries'), the size limit, and a clean
+//! shutdown on SIGTERM.
+
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use function_sdk_rust::proto::v1::{
+    CredentialData, Credentials, Resource, RunFunctionRequest, RunFunctionResponse, Severity,
+    State, credentials,
+};
+use prost::Message;
+use serde_json::{Value, json};
+use support::{call, connect, free_port, request, runtime, to_struct};
+
+/// A server whose log lines are kept.
+struct Logged {
+    child: Child,
+    address: String,
+    metrics: String,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for Logged {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(args: &[&str]) -> Logged {
+    let address = format!("127.0.0.1:{}", free_port());
+    let metrics = format!("127.0.0.1:{}", free_port());
+    let mut child = Command::new(support::this_binary())
+        .args([
+            "--insecure",
+            "--address",
+            &address,
+            "--metrics-address",
+            &metrics,
+        ])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the function starts");
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let kept = lines.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            kept.lock().unwrap().push(line);
+        }
+    });
+    let server = Logged {
+        child,
+        address,
+        metrics,
+        lines,
+    };
+    let rt = runtime();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    rt.block_on(async {
+        loop {
+            assert!(
+                Instant::now() < deadline,
+                "the server did not answer in time"
+            );
+            if let Ok(channel) = connect(&server.address).await
+                && call(channel, request("x = 1\n", &Value::Null, Vec::new()))
+                    .await
+                    .is_ok()
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+    server
+}
+
+fn scrape(address: &str) -> String {
+    let mut conn = std::net::TcpStream::connect(address).expect("the metrics endpoint");
+    conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .expect("a request");
+    let mut out = String::new();
+    conn.read_to_string(&mut out).expect("an answer");
+    out
+}
+
+/// The value of the first counter sample whose line contains every
+/// fragment.
+fn sample(metrics: &str, fragments: &[&str]) -> u64 {
+    metrics
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .find(|l| fragments.iter().all(|f| l.contains(f)))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn send(address: &str, bytes: Bytes) -> Result<RunFunctionResponse, tonic::Status> {
+    runtime().block_on(async {
+        let channel = connect(address).await.expect("a connection");
+        call(channel, bytes)
+            .await
+            .map(|b| RunFunctionResponse::decode(b).expect("a response"))
+    })
+}
+
+fn fatal(rsp: &RunFunctionResponse) -> Option<&str> {
+    rsp.results
+        .iter()
+        .find(|r| r.severity == Severity::Fatal as i32)
+        .map(|r| r.message.as_str())
+}
+
+fn input_request(input: &Value) -> Bytes {
+    Bytes::from(
+        RunFunctionRequest {
+            input: Some(to_struct(input)),
+            ..RunFunctionRequest::default()
+        }
+        .encode_to_vec(),
+    )
+}
+
+#[test]
+fn every_outcome_class_moves_its_counter() {
+    let server = start(&["--timeout-seconds", "2"]);
+    let cases: Vec<(&str, Bytes)> = vec![
+        ("ok", request("x = 1\n", &Value::Null, Vec::new())),
+        (
+            "script_error",
+            request("x = 1 + \"a\"\n", &Value::Null, Vec::new()),
+        ),
+        (
+            "fatal",
+            request("fatal(\"stop\")\n", &Value::Null, Vec::new()),
+        ),
+        (
+            "step_limit",
+            request("while True:\n    pass\n", &Value::Null, Vec::new()),
+        ),
+        (
+            "heap_limit",
+            request(
+                "def f():\n    l = [1]\n    for i in range(100):\n        l += l\nf()\n",
+                &Value::Null,
+                Vec::new(),
+            ),
+        ),
+        (
+            "time_limit",
+            request(
+                "def build():\n    d = {\"end\": 1}\n    for i in range(64):\n        d = {\"a\": d, \"b\": d}\n    return d\nx = build() == build()\n",
+                &Value::Null,
+                Vec::new(),
+            ),
+        ),
+        (
+            "input_error",
+            input_request(&json!({"spec": {"sourc": "x = 1"}})),
+        ),
+        (
+            "module_error",
+            request("load(\"missing.star\", \"x\")\n", &Value::Null, Vec::new()),
+        ),
+    ];
+    for (class, bytes) in cases {
+        let before = sample(
+            &scrape(&server.metrics),
+            &[
+                "function_starlark_results_total",
+                &format!("outcome=\"{class}\""),
+            ],
+        );
+        let _ = send(&server.address, bytes);
+        let after = sample(
+            &scrape(&server.metrics),
+            &[
+                "function_starlark_results_total",
+                &format!("outcome=\"{class}\""),
+            ],
+        );
+        assert_eq!(after, before + 1, "{class}: the counter moves by one");
+    }
+}
+
+#[test]
+fn script_labels_are_bounded_and_unknown_names_are_not_labels() {
+    let dir = tempfile::tempdir().expect("a scripts directory");
+    for i in 0..230 {
+        let config = dir.path().join(format!("cm{i}"));
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(config.join(format!("s{i}.star")), "x = 1\n").unwrap();
+    }
+    let scripts = dir.path().to_str().unwrap().to_owned();
+    let server = start(&["--scripts-dir", &scripts]);
+    let by_name = |name: &str, key: &str| {
+        input_request(&json!({"spec": {"scriptConfigRef": {"name": name, "key": key}}}))
+    };
+    for i in 0..230 {
+        let rsp = send(
+            &server.address,
+            by_name(&format!("cm{i}"), &format!("s{i}.star")),
+        )
+        .expect("an answer");
+        assert_eq!(fatal(&rsp), None);
+    }
+    for i in 0..300 {
+        let rsp = send(
+            &server.address,
+            by_name(&format!("typo{i}"), &format!("k{i}.star")),
+        )
+        .expect("an answer");
+        assert!(fatal(&rsp).is_some(), "a missing script is a Fatal result");
+    }
+    let metrics = scrape(&server.metrics);
+    let labels: std::collections::BTreeSet<&str> = metrics
+        .lines()
+        .filter(|l| l.starts_with("function_starlark_reconciliations_total"))
+        .filter_map(|l| l.split("script=\"").nth(1)?.split('"').next())
+        .collect();
+    assert!(
+        labels.len() <= function_starlark::metrics::MAX_SCRIPT_LABELS + 2,
+        "{} labels",
+        labels.len()
+    );
+    assert!(
+        labels.contains("other") && labels.contains("(unresolved)"),
+        "{labels:?}"
+    );
+    assert!(
+        !labels.iter().any(|l| l.starts_with('k')),
+        "no label from a name that did not resolve"
+    );
+    assert!(
+        server
+            .lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("script=\\\"other\\\"")),
+        "a warning names the cap"
+    );
+}
+
+#[test]
+fn each_request_logs_one_line_with_its_fields_and_no_secret() {
+    let server = start(&["--debug"]);
+    let secret = "s3cr3t-value-1234";
+    let mut req = RunFunctionRequest::decode(request(
+        "set_connection_details({\"password\": get(oxr, \"spec.password\", \"\")})\nResource(\"r\", {\"apiVersion\": \"v1\", \"kind\": \"C\"}, connection_details={\"token\": \"s3cr3t-value-1234\"})\nprint(\"hello from the script\")\n",
+        &Value::Null,
+        Vec::new(),
+    ))
+    .unwrap();
+    req.meta = Some(function_sdk_rust::proto::v1::RequestMeta {
+        tag: "tag-7".into(),
+        ..Default::default()
+    });
+    req.observed = Some(State {
+        composite: Some(Resource {
+            resource: Some(to_struct(
+                &json!({"apiVersion": "x/v1", "kind": "XDatabase", "metadata": {"name": "db-1"}, "spec": {"password": secret}}),
+            )),
+            connection_details: [("password".to_owned(), secret.as_bytes().to_vec())]
+                .into_iter()
+                .collect(),
+            ..Resource::default()
+        }),
+        ..State::default()
+    });
+    req.credentials.insert(
+        "registry".into(),
+        Credentials {
+            source: Some(credentials::Source::CredentialData(CredentialData {
+                data: [("token".to_owned(), secret.as_bytes().to_vec())]
+                    .into_iter()
+                    .collect(),
+            })),
+        },
+    );
+    let rsp = send(&server.address, Bytes::from(req.encode_to_vec())).expect("an answer");
+    assert_eq!(fatal(&rsp), None);
+    std::thread::sleep(Duration::from_millis(200));
+    let lines = server.lines.lock().unwrap().clone();
+    // The debug log is for people: fields read `key=value`, with colours.
+    let plain: Vec<String> = lines.iter().map(|l| strip_colours(l)).collect();
+    let line = plain
+        .iter()
+        .find(|l| l.contains("run function") && l.contains("tag-7"))
+        .unwrap_or_else(|| panic!("a line for the request in {plain:#?}"));
+    for field in [
+        "script=\"composition.star\"",
+        "xr_kind=\"XDatabase\"",
+        "xr_name=\"db-1\"",
+        "outcome=\"ok\"",
+        "emitted=1",
+        "deferred=0",
+        "skipped=0",
+        "ticks=",
+        "peak_bytes=",
+        "duration_ms=",
+    ] {
+        assert!(line.contains(field), "{field} in {line}");
+    }
+    assert!(
+        plain.iter().any(|l| l.contains("starlark print")
+            && l.contains("hello from the script")
+            && l.contains("tag-7")),
+        "print() at debug with the request's fields"
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains(secret)),
+        "no secret in the log"
+    );
+}
+
+/// A log line without its ANSI colour codes.
+fn strip_colours(line: &str) -> String {
+    let mut out = String::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_call_deadline_ends_the_run_and_frees_its_worker() {
+    let server = start(&["--timeout-seconds", "30"]);
+    let rt = runtime();
+    let pid = server.child.id();
+    let started = Instant::now();
+    let status = rt.block_on(async {
+        let channel = connect(&server.address).await.unwrap();
+        let mut grpc = tonic::client::Grpc::new(channel);
+        grpc.ready().await.unwrap();
+        let mut req = tonic::Request::new(request(
+            "def spin():\n    n = 0\n    for i in range(1 << 40):\n        n += i\nspin()\n",
+            &Value::Null,
+            Vec::new(),
+        ));
+        req.set_timeout(Duration::from_secs(2));
+        grpc.unary::<_, Bytes, _>(
+            req,
+            tonic::codegen::http::uri::PathAndQuery::from_static(
+                "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction",
+            ),
+            support::RawCodec,
+        )
+        .await
+    });
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the call ended at its deadline"
+    );
+    let _ = status;
+    // The run stops with the caller's deadline: a little later the server
+    // spends no CPU.
+    std::thread::sleep(Duration::from_millis(500));
+    let ticks = || support::tree(pid).into_iter().map(cpu_ticks).sum::<u64>();
+    let before = ticks();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        ticks() <= before + 2,
+        "a worker is still busy after the deadline"
+    );
+}
+
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<u64> = rest
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    // utime and stime (fields 14 and 15 of stat) among the numeric fields
+    // after the state letter.
+    fields.get(10).copied().unwrap_or(0) + fields.get(11).copied().unwrap_or(0)
+}
+
+#[test]
+fn an_oversized_request_is_resource_exhausted() {
+    let server = start(&["--max-recv-message-size", "100000"]);
+    let big = "x = 1\n".repeat(40_000);
+    let status = send(&server.address, request(&big, &Value::Null, Vec::new())).unwrap_err();
+    assert_eq!(status.code(), tonic::Code::ResourceExhausted, "{status:?}");
+    assert!(
+        status.message().contains("--max-recv-message-size"),
+        "{status:?}"
+    );
+}
+
+#[test]
+fn a_trickling_registry_fails_the_request_at_the_fetch_timeout_naming_it() {
+    // A registry that answers one byte every second, forever.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let registry = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut conn = conn;
+                let _ = conn.set_read_timeout(Some(Duration::from_millis(200)));
+                let mut buf = [0u8; 1024];
+                let _ = conn.read(&mut buf);
+                for b in b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"
+                    .iter()
+                    .cycle()
+                {
+                    if conn.write_all(&[*b]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            });
+        }
+    });
+    let server = start(&["--oci-fetch-timeout", "2s"]);
+    let address = server.address.clone();
+    let slow = std::thread::spawn(move || {
+        let started = Instant::now();
+        let rsp = send(
+            &address,
+            request(
+                &format!("load(\"oci://{registry}/x/lib:v1/a.star\", \"f\")\n"),
+                &Value::Null,
+                Vec::new(),
+            ),
+        )
+        .expect("an answer");
+        (started.elapsed(), fatal(&rsp).map(str::to_owned), registry)
+    });
+    // Meanwhile, other requests are answered.
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    let rsp = send(
+        &server.address,
+        request("x = 1\n", &Value::Null, Vec::new()),
+    )
+    .expect("an answer");
+    assert_eq!(fatal(&rsp), None);
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "another request waited on the registry"
+    );
+    let (took, message, registry) = slow.join().unwrap();
+    let message = message.expect("a Fatal result");
+    assert!(took < Duration::from_secs(6), "answered after {took:?}");
+    assert!(
+        message.contains(&registry) && message.contains("--oci-fetch-timeout"),
+        "{message}"
+    );
+}
+
+#[test]
+fn sigterm_lets_calls_in_flight_finish_then_exits_zero() {
+    let mut server = start(&["--shutdown-grace-seconds", "20"]);
+    let address = server.address.clone();
+    let slow = "def wait():\n    n = 0\n    for i in range(250000):\n        n += i\n    return n\nx = wait()\n";
+    let calls: Vec<_> = (0..16)
+        .map(|_| {
+            let address = address.clone();
+            std::thread::spawn(move || send(&address, request(slow, &Value::Null, Vec::new())))
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let signalled = Instant::now();
+    Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    for call in calls {
+        let rsp = call.join().unwrap().expect("answered during the drain");
+        assert_eq!(fatal(&rsp), None);
+    }
+    let status = server.child.wait().expect("the server exits");
+    assert!(status.success(), "exit status {status}");
+    assert!(
+        signalled.elapsed() < Duration::from_secs(20),
+        "within the grace period"
+    );
+}
