@@ -64,6 +64,8 @@ pub struct Registry {
     dir: tempfile::TempDir,
     log: PathBuf,
     auth: RegistryAuth,
+    /// The CA of the registry's TLS certificate, when it serves HTTPS.
+    pub ca_pem: Option<String>,
 }
 
 fn free_port() -> u16 {
@@ -84,15 +86,49 @@ impl Registry {
         Registry::launch(Some((user, password)))
     }
 
+    /// A registry serving HTTPS under `hostname` (which must resolve to a
+    /// loopback address), with a certificate from a CA of its own
+    /// ([`Registry::ca_pem`]).
+    pub fn start_tls(hostname: &str) -> Registry {
+        Registry::launch_with(None, Some(hostname))
+    }
+
     fn launch(credentials: Option<(&str, &str)>) -> Registry {
+        Registry::launch_with(credentials, None)
+    }
+
+    fn launch_with(credentials: Option<(&str, &str)>, tls_host: Option<&str>) -> Registry {
         let bin = binary();
         let dir = tempfile::tempdir().expect("a temporary directory");
         let port = free_port();
-        let host = format!("127.0.0.1:{port}");
+        let host = format!("{}:{port}", tls_host.unwrap_or("127.0.0.1"));
         let mut config = format!(
-            "version: 0.1\nlog:\n  level: info\n  formatter: json\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {host}\n  secret: function-starlark-tests\n",
+            "version: 0.1\nlog:\n  level: info\n  formatter: json\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n  secret: function-starlark-tests\n",
             dir.path().join("data").display()
         );
+        let ca_pem = tls_host.map(|name| {
+            use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+            let ca_key = KeyPair::generate().expect("a CA key");
+            let mut ca = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+            ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            let ca_cert = ca.self_signed(&ca_key).expect("a CA certificate");
+            let issuer = Issuer::new(ca, ca_key);
+            let key = KeyPair::generate().expect("a key");
+            let cert = CertificateParams::new(vec![name.to_owned()])
+                .expect("leaf params")
+                .signed_by(&key, &issuer)
+                .expect("a signed certificate");
+            let (cert_path, key_path) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+            std::fs::write(&cert_path, cert.pem()).expect("the certificate is written");
+            std::fs::write(&key_path, key.serialize_pem()).expect("the key is written");
+            let _ = write!(
+                config,
+                "  tls:\n    certificate: {}\n    key: {}\n",
+                cert_path.display(),
+                key_path.display()
+            );
+            ca_cert.pem()
+        });
         if let Some((user, password)) = credentials {
             let hash = bcrypt::hash(password, 4).expect("bcrypt hashes");
             let htpasswd = dir.path().join("htpasswd");
@@ -136,6 +172,7 @@ impl Registry {
             dir,
             log,
             auth,
+            ca_pem,
         };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -157,6 +194,12 @@ impl Registry {
     /// The HTTP status of a GET of `path`, or `None` if the registry does
     /// not answer.
     fn status_of(&self, path: &str) -> Option<u16> {
+        if self.ca_pem.is_some() {
+            // Listening is enough: the registry answers HTTPS only.
+            return TcpStream::connect(("127.0.0.1", self.port))
+                .ok()
+                .map(|_| 200);
+        }
         let mut stream = TcpStream::connect(&self.host).ok()?;
         stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
         write!(
@@ -230,7 +273,12 @@ impl Registry {
     /// Pushes `artifact` as `<repository>:<tag>` and returns its manifest digest.
     pub async fn push(&self, repository: &str, tag: &str, artifact: &Artifact) -> String {
         let client = Client::new(ClientConfig {
-            protocol: ClientProtocol::Http,
+            protocol: if self.ca_pem.is_some() {
+                ClientProtocol::Https
+            } else {
+                ClientProtocol::Http
+            },
+            accept_invalid_certificates: self.ca_pem.is_some(),
             ..ClientConfig::default()
         });
         let reference =
