@@ -84,7 +84,7 @@ check_vectors tests/compat/json.txt tools/gostarlark json 3000
 check_vectors tests/compat/text.txt tools/gostarlark text 3000
 check_vectors tests/compat/conversions.txt tools/gostarlark cases ../../tests/compat/conversions.in
 check_vectors tests/compat/arithmetic.txt tools/gostarlark cases ../../tests/compat/arithmetic.in
-check_vectors src/builtins/go_print.rs tools/goprint
+check_vectors src/go/print_table.rs tools/goprint
 check_vectors tests/compat/regex.jsonl tools/goregex 3000
 check_vectors tests/compat/encoding.jsonl tools/goencoding 3000
 

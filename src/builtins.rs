@@ -12,7 +12,6 @@ pub mod core;
 pub mod crypto;
 pub mod dict;
 pub mod encoding;
-mod go_print;
 pub mod json;
 pub mod numbers;
 pub mod observed;

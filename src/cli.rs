@@ -95,7 +95,7 @@ pub enum Isolation {
 
 /// A non-negative Go duration.
 fn parse_ttl(s: &str) -> Result<Duration, String> {
-    let nanos = crate::duration::parse_go_duration(s).map_err(|e| e.to_string())?;
+    let nanos = crate::go::duration::parse_go_duration(s).map_err(|e| e.to_string())?;
     u64::try_from(nanos)
         .map(Duration::from_nanos)
         .map_err(|_| format!("the OCI cache TTL must not be negative, got {s:?}"))

@@ -10,7 +10,7 @@ use starlark::values::dict::{AllocDict, DictRef};
 use starlark::values::list::{AllocList, ListRef};
 use starlark::values::{FrozenHeap, FrozenValue, Heap, Value, ValueLike};
 
-use crate::gofmt::format_g;
+use crate::go::float::format_g;
 use crate::values::attr_dict::{AttrDict, Entries, FrozenAttrDict};
 
 /// 2^53: the largest magnitude up to which every integer is exact in a

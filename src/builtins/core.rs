@@ -172,7 +172,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         }
         Err(anyhow!(
             "hash: got {}, want string or bytes",
-            crate::builtins::json::go_type(x)
+            crate::go::types::go_type(x)
         ))
     }
 

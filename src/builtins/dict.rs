@@ -14,7 +14,10 @@ use starlark::values::list::{AllocList, ListRef};
 use starlark::values::tuple::UnpackTuple;
 use starlark::values::{Heap, Value};
 
-use crate::builtins::json::{GoArgs, go_quote, go_type, want_string};
+use crate::go::args::GoArgs;
+use crate::go::args::want_string;
+use crate::go::quote::go_quote;
+use crate::go::types::go_type;
 use crate::values::mapping::{Lookup, entries, is_mapping, lookup};
 
 /// How deep `deep_merge` and `compact` descend.

@@ -2,11 +2,12 @@
 //! the behaviour of go.starlark.net's `lib/json` that scripts were written
 //! against: sorted object keys, Go's float text, Go's string escaping,
 //! `decode(x, default)` and the Go error texts.
-//!
-//! Also home of the Go-style argument binding and type names that `yaml`
-//! shares.
 
-use std::fmt::Write as _;
+use crate::go::args::GoArgs;
+use crate::go::args::want_string;
+use crate::go::quote::go_quote;
+use crate::go::quote::go_quote_byte;
+use crate::go::types::go_type;
 
 use anyhow::anyhow;
 use num_bigint::BigInt;
@@ -19,8 +20,8 @@ use starlark::values::list::{AllocList, ListRef};
 use starlark::values::tuple::{TupleRef, UnpackTuple};
 use starlark::values::{Heap, Value, ValueIdentity, ValueLike};
 
-use crate::gofmt::format_g;
-use crate::runtime::prepass::unreserve;
+use crate::go::float::format_g;
+use crate::go::names::unreserve;
 use crate::values::structs::Record;
 
 /// Deepest nesting the encoders and decoders follow. Go's own JSON scanner
@@ -31,283 +32,6 @@ pub(crate) const MAX_DEPTH: usize = 10_000;
 /// Registers the `json` module.
 pub(crate) fn register(builder: &mut GlobalsBuilder) {
     crate::values::module::register(builder, "json", json_members, None);
-}
-
-// ---------------------------------------------------------------------------
-// Go-style argument binding, shared with `yaml`.
-
-/// The arguments of one call, bound the way go.starlark.net's
-/// `UnpackArgs`/`UnpackPositionalArgs` bind them, with their error texts.
-pub(crate) struct GoArgs<'v> {
-    name: &'static str,
-    positional: Vec<Value<'v>>,
-    named: Vec<(String, Value<'v>)>,
-}
-
-impl<'v> GoArgs<'v> {
-    /// The arguments of a call of the builtin `name`.
-    pub(crate) fn new(
-        name: &'static str,
-        args: UnpackTuple<Value<'v>>,
-        kwargs: DictRef<'v>,
-    ) -> Self {
-        let named = kwargs
-            .iter()
-            .map(|(k, v)| (k.unpack_str().unwrap_or_default().to_owned(), v))
-            .collect();
-        GoArgs {
-            name,
-            positional: args.items,
-            named,
-        }
-    }
-
-    /// The number of positional arguments.
-    pub(crate) fn positional_len(&self) -> usize {
-        self.positional.len()
-    }
-
-    /// `UnpackPositionalArgs(name, args, kwargs, min, max)`: no keywords,
-    /// between `min` and `max` positional arguments.
-    pub(crate) fn positional(&self, min: usize, max: usize) -> anyhow::Result<&[Value<'v>]> {
-        let name = self.name;
-        if !self.named.is_empty() {
-            return Err(anyhow!("{name}: unexpected keyword arguments"));
-        }
-        let n = self.positional.len();
-        if n < min {
-            let at_least = if min < max { "at least " } else { "" };
-            return Err(anyhow!("{name}: got {n} arguments, want {at_least}{min}"));
-        }
-        if n > max {
-            let at_most = if max > min { "at most " } else { "" };
-            return Err(anyhow!("{name}: got {n} arguments, want {at_most}{max}"));
-        }
-        Ok(&self.positional)
-    }
-
-    /// `UnpackArgs(name, args, kwargs, params...)`: each parameter by
-    /// position or keyword; a trailing `?` marks it optional. Types are
-    /// checked by the caller, in order, through `checks`, which is called
-    /// with the parameter index and value as soon as each is bound (so a
-    /// bad type reports before a later unknown keyword, as in Go).
-    pub(crate) fn bind(
-        &self,
-        params: &[&str],
-        positional_allowed: bool,
-        mut check: impl FnMut(usize, Value<'v>) -> Result<(), String>,
-    ) -> anyhow::Result<Vec<Option<Value<'v>>>> {
-        let name = self.name;
-        let names: Vec<&str> = params.iter().map(|p| p.trim_end_matches('?')).collect();
-        let mut bound: Vec<Option<Value<'v>>> = vec![None; params.len()];
-        let positional: &[Value<'v>] = if positional_allowed {
-            &self.positional
-        } else {
-            &[]
-        };
-        if positional.len() > params.len() {
-            return Err(anyhow!(
-                "{name}: got {} arguments, want at most {}",
-                positional.len(),
-                params.len()
-            ));
-        }
-        for (i, v) in positional.iter().enumerate() {
-            bound[i] = Some(*v);
-            check(i, *v).map_err(|e| anyhow!("{name}: for parameter {}: {e}", names[i]))?;
-        }
-        for (key, v) in &self.named {
-            let Some(i) = names.iter().position(|n| n == key) else {
-                // go.starlark.net offers a hint drawn from the first half of
-                // the parameter names only (its loop steps by two).
-                let candidates = &names[..params.len().div_ceil(2)];
-                return Err(match nearest(key, candidates) {
-                    Some(hint) => anyhow!(
-                        "{name}: unexpected keyword argument {} (did you mean {hint}?)",
-                        go_quote(key)
-                    ),
-                    None => anyhow!("{name}: unexpected keyword argument {}", go_quote(key)),
-                });
-            };
-            if bound[i].is_some() {
-                return Err(anyhow!(
-                    "{name}: got multiple values for keyword argument {}",
-                    go_quote(key)
-                ));
-            }
-            bound[i] = Some(*v);
-            check(i, *v).map_err(|e| anyhow!("{name}: for parameter {}: {e}", go_quote(key)))?;
-        }
-        for (i, p) in params.iter().enumerate() {
-            if p.ends_with('?') {
-                break;
-            }
-            if bound[i].is_none() {
-                return Err(anyhow!("{name}: missing argument for {p}"));
-            }
-        }
-        Ok(bound)
-    }
-}
-
-/// A str argument, or Go's "got T, want string".
-pub(crate) fn want_string(v: Value) -> Result<(), String> {
-    match v.unpack_str() {
-        Some(_) => Ok(()),
-        None => Err(format!("got {}, want string", go_type(v))),
-    }
-}
-
-/// go.starlark.net's `spell.Nearest`: the candidate within half the
-/// length of `x` in edit distance (ignoring case and underscores), if any.
-fn nearest(x: &str, candidates: &[&str]) -> Option<String> {
-    fn fold(s: &str) -> Vec<u8> {
-        s.chars()
-            .filter(|c| *c != '_')
-            .map(|c| c.to_lowercase().next().unwrap_or(c))
-            .collect::<String>()
-            .into_bytes()
-    }
-    let x = fold(x);
-    let mut best = None;
-    let mut best_d = x.len().div_ceil(2);
-    for c in candidates {
-        let d = levenshtein(&x, &fold(c), best_d);
-        if d < best_d {
-            best_d = d;
-            best = Some((*c).to_owned());
-        }
-    }
-    best
-}
-
-/// go.starlark.net's bounded Levenshtein distance, quirks included.
-fn levenshtein(first: &[u8], second: &[u8], max: usize) -> usize {
-    let (mut short, mut long) = if first.len() > second.len() {
-        (second, first)
-    } else {
-        (first, second)
-    };
-    if let Some(at) = (0..short.len()).find(|&at| short[at] != long[at]) {
-        short = &short[at..];
-        long = &long[at..];
-    }
-    if short.is_empty() {
-        return long.len();
-    }
-    let diff = long.len().abs_diff(short.len());
-    if diff > max {
-        return diff;
-    }
-    let mut row: Vec<usize> = (0..=long.len()).collect();
-    for i in 1..=short.len() {
-        row[0] = i;
-        let mut best = i;
-        let mut prev = i - 1;
-        for j in 1..=long.len() {
-            let substitution = prev + usize::from(short[i - 1] != long[j - 1]);
-            let deletion = 1 + row[j - 1];
-            let insertion = 1 + row[j];
-            let cost = substitution.min(deletion).min(insertion);
-            prev = row[j];
-            row[j] = cost;
-            best = best.min(cost);
-        }
-        if best > max {
-            return best;
-        }
-    }
-    row[long.len()]
-}
-
-// ---------------------------------------------------------------------------
-// Go's names and quoting.
-
-/// The type name go.starlark.net reports for `v`: as starlark-rust's, except
-/// that native functions and methods are `builtin_function_or_method`.
-pub(crate) fn go_type(v: Value) -> &'static str {
-    let t = v.get_type();
-    // A `def` or `lambda` displays as its qualified name, `file.star.f`; a
-    // native function or bound method displays as its bare name.
-    if t == "function" && !v.to_str().contains('.') {
-        return "builtin_function_or_method";
-    }
-    t
-}
-
-/// Go's `strconv.IsPrint`: letters, marks, numbers, punctuation, symbols
-/// and the ASCII space, by the table `tools/goprint` takes from Go.
-pub(crate) fn is_go_print(c: char) -> bool {
-    use std::cmp::Ordering;
-    let u = u32::from(c);
-    if u < 0x80 {
-        return (0x20..0x7f).contains(&u);
-    }
-    crate::builtins::go_print::GO_PRINT
-        .binary_search_by(|&(first, last)| {
-            if last < u {
-                Ordering::Less
-            } else if first > u {
-                Ordering::Greater
-            } else {
-                Ordering::Equal
-            }
-        })
-        .is_ok()
-}
-
-/// go.starlark.net's string repr (`syntax.Quote`): double quotes, printable
-/// characters kept, everything else escaped.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if is_go_print(c) => out.push(c),
-            '\x07' => out.push_str("\\a"),
-            '\x08' => out.push_str("\\b"),
-            '\x0c' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x0b' => out.push_str("\\v"),
-            c if c < ' ' || c == '\x7f' => {
-                let _ = write!(out, "\\x{:02x}", u32::from(c));
-            }
-            c if u32::from(c) < 0x10000 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => {
-                let _ = write!(out, "\\U{:08x}", u32::from(c));
-            }
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Go's `%q` of a byte (`strconv.QuoteRune(rune(b))`), as JSON error
-/// messages print the offending character.
-pub(crate) fn go_quote_byte(b: u8) -> String {
-    let c = char::from(b);
-    match c {
-        '\'' => "'\\''".to_owned(),
-        '\\' => "'\\\\'".to_owned(),
-        c if is_go_print(c) => format!("'{c}'"),
-        '\x07' => "'\\a'".to_owned(),
-        '\x08' => "'\\b'".to_owned(),
-        '\x0c' => "'\\f'".to_owned(),
-        '\n' => "'\\n'".to_owned(),
-        '\r' => "'\\r'".to_owned(),
-        '\t' => "'\\t'".to_owned(),
-        '\x0b' => "'\\v'".to_owned(),
-        c if c < ' ' || c == '\x7f' => format!("'\\x{b:02x}'"),
-        _ => format!("'\\u{:04x}'", u32::from(b)),
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -1353,12 +1077,7 @@ fn indent_options<'v>(call: &GoArgs<'v>) -> anyhow::Result<(Value<'v>, &'v str, 
     let prefix = bound[0].and_then(Value::unpack_str).unwrap_or("");
     let indent = bound[1].and_then(Value::unpack_str).unwrap_or("\t");
     // The keywords are bound; the value is the one positional argument.
-    let positional = GoArgs {
-        name: call.name,
-        positional: call.positional.clone(),
-        named: Vec::new(),
-    };
-    let value = positional.positional(1, 1)?[0];
+    let value = call.positional_only().positional(1, 1)?[0];
     Ok((value, prefix, indent))
 }
 

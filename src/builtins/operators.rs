@@ -22,8 +22,8 @@ use starlark::starlark_module;
 use starlark::values::float::StarlarkFloat;
 use starlark::values::{Value, ValueLike};
 
-use crate::builtins::json::go_type;
 use crate::builtins::text::{self, FormatError};
+use crate::go::types::go_type;
 use crate::meter::Meter;
 
 /// The most elements a repeat may produce: Go's cap.

@@ -8,8 +8,8 @@ use starlark::values::dict::DictRef;
 use starlark::values::tuple::UnpackTuple;
 use starlark::values::{Heap, Value};
 
-use crate::builtins::json::go_type;
 use crate::builtins::text::int_of;
+use crate::go::types::go_type;
 use crate::values::range::GoRange;
 
 #[starlark_module]

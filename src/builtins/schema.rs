@@ -11,7 +11,10 @@ use starlark::values::list::ListRef;
 use starlark::values::tuple::UnpackTuple;
 use starlark::values::{Heap, Value};
 
-use crate::builtins::json::{GoArgs, go_quote, go_type, want_string};
+use crate::go::args::GoArgs;
+use crate::go::args::want_string;
+use crate::go::quote::go_quote;
+use crate::go::types::go_type;
 use crate::values::schema::{Field, FieldGen, PRIMITIVE_TYPES, Schema, SchemaGen};
 
 /// The `type=` of a field, checked: a str naming a primitive type (or

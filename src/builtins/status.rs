@@ -10,7 +10,7 @@ use starlark::values::none::NoneType;
 use starlark::values::{Heap, Value};
 
 use crate::builtins::context;
-use crate::duration::parse_go_duration;
+use crate::go::duration::parse_go_duration;
 use crate::values::attr_dict::{AttrDict, Entries};
 
 /// The largest whole number of seconds a duration can hold.

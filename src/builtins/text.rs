@@ -24,9 +24,10 @@ use starlark::values::list::ListRef;
 use starlark::values::tuple::TupleRef;
 use starlark::values::{Heap, Value, ValueIdentity, ValueLike};
 
-use crate::builtins::json::{go_quote, go_type};
-use crate::gofmt::format_g;
-use crate::runtime::prepass::unreserve;
+use crate::go::float::format_g;
+use crate::go::names::unreserve;
+use crate::go::quote::go_quote;
+use crate::go::types::go_type;
 use crate::values::attr_dict::Entries;
 use crate::values::mapping::{self, Lookup};
 use crate::values::schema_dict::SchemaDict;

@@ -19,8 +19,8 @@ use sha2::{Digest, Sha256};
 use super::effects::{Condition, DependencyKind, Effects, Event, Match, Severity, Target};
 use crate::builtins::conditions::COMPOSED_RESOURCES_READY;
 use crate::builtins::resources::RESOURCE_NAME_LABEL;
-use crate::duration::{parse_go_duration, to_seconds_nanos};
 use crate::error::Error;
+use crate::go::duration::{parse_go_duration, to_seconds_nanos};
 use crate::input::UsageApi;
 
 /// The Normal result that closes a successful run.

@@ -25,7 +25,7 @@ fn position(span: &FileSpan, map: &LineMap) -> String {
 /// The interpreter's own message, without its source snippet.
 fn message(e: &starlark::Error) -> String {
     let text = e.without_diagnostic().to_string();
-    crate::runtime::prepass::unreserve_in_text(&text)
+    crate::go::names::unreserve_in_text(&text)
 }
 
 /// `file:line:col: message` of a compile error.

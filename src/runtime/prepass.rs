@@ -23,12 +23,8 @@
 use std::collections::HashSet;
 use std::fmt;
 
-/// Prefix of every identifier introduced by the pre-pass. User code may not
-/// use identifiers starting with it.
-pub const RESERVED_PREFIX: &str = "_sl_";
-
-/// The name `assert` is renamed to, because `starlark` reserves `assert`.
-const RENAMED_ASSERT: &str = "_sl_assert";
+use crate::go::names::RENAMED_ASSERT;
+pub use crate::go::names::{RESERVED_PREFIX, unreserve, unreserve_in_text};
 
 /// The augmented assignments rewritten to plain ones when their target is a
 /// name, so that the redirected operators (`%`, `<<`, `*`, `/`, `//`, `>>`)
@@ -37,23 +33,6 @@ const REWRITTEN_AUGMENTED: [&str; 6] = ["%", "<<", "*", "/", "//", ">>"];
 
 /// Upper bound on the number of iterations of a rewritten `while` loop.
 const WHILE_BOUND: &str = "0x7fffffff";
-
-/// Maps a name produced by the pre-pass back to the name the user wrote
-/// (`_sl_assert` becomes `assert`); other names are returned unchanged.
-#[must_use]
-pub fn unreserve(name: &str) -> &str {
-    if name == RENAMED_ASSERT {
-        "assert"
-    } else {
-        name
-    }
-}
-
-/// Replaces reserved spellings in a message (an interpreter error that
-/// names a renamed identifier) with what the user wrote.
-pub fn unreserve_in_text(text: &str) -> String {
-    text.replace("_sl_assert", "assert")
-}
 
 /// The rewritten source and how to map its positions back to the user's text.
 #[derive(Debug, Clone)]

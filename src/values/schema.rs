@@ -19,7 +19,8 @@ use starlark::values::{
     Value, ValueLike, starlark_value,
 };
 
-use crate::builtins::json::{go_quote, go_type};
+use crate::go::quote::go_quote;
+use crate::go::types::go_type;
 use crate::values::mapping::is_mapping;
 use crate::values::schema_dict::{SchemaDict, is_schema_dict};
 

@@ -295,7 +295,7 @@ fn schema_dict_methods(builder: &mut MethodsBuilder) {
         let Some(pairs) = DictRef::from_value(source).map(|d| d.iter().collect::<Vec<_>>()) else {
             return Err(anyhow!(
                 "update: unsupported argument type {}",
-                crate::builtins::json::go_type(other)
+                crate::go::types::go_type(other)
             ));
         };
         let target = receiver(this)?;

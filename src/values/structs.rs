@@ -62,7 +62,7 @@ impl<'v, V: ValueLike<'v>> fmt::Display for RecordGen<V> {
             write!(
                 f,
                 "{} = {}",
-                crate::runtime::prepass::unreserve(k),
+                crate::go::names::unreserve(k),
                 crate::builtins::text::repr(v)
             )?;
         }
@@ -113,7 +113,7 @@ where
     fn dir_attr(&self) -> Vec<String> {
         self.fields
             .keys()
-            .map(|k| crate::runtime::prepass::unreserve(k).to_owned())
+            .map(|k| crate::go::names::unreserve(k).to_owned())
             .collect()
     }
 

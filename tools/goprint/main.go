@@ -1,8 +1,8 @@
 // Writes the code points Go's strconv.IsPrint accepts, as the Rust table
-// src/builtins/go_print.rs, from which go.starlark.net's string quoting
+// src/go/print_table.rs, from which go.starlark.net's string quoting
 // (repr, json.encode's fallback, error messages) is reproduced:
 //
-//	go run . > ../../src/builtins/go_print.rs
+//	go run . > ../../src/go/print_table.rs
 package main
 
 import (

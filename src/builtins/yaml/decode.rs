@@ -16,7 +16,7 @@ use super::resolve::{
     TIMESTAMP_TAG, resolve, resolved_tag, short_tag,
 };
 use crate::builtins::json::{MAX_DEPTH, decode_value, quote_json_string};
-use crate::gofmt::format_g;
+use crate::go::float::format_g;
 
 /// The Go value go-yaml v2 builds.
 #[derive(Clone)]
@@ -63,7 +63,7 @@ fn go_sharp_v(v: &GoValue) -> String {
         GoValue::Int(i) => i.to_string(),
         GoValue::Uint(u) => format!("0x{u:x}"),
         GoValue::Float(f) => format_g(*f),
-        GoValue::Str(s) => crate::builtins::json::go_quote(&go_lossy(s)),
+        GoValue::Str(s) => crate::go::quote::go_quote(&go_lossy(s)),
         GoValue::Seq(items) => {
             let parts: Vec<String> = items.iter().map(go_sharp_v_elem).collect();
             format!("[]interface {{}}{{{}}}", parts.join(", "))

@@ -8,8 +8,9 @@ use starlark::values::{Heap, Value, ValueLike};
 
 use super::emit::Emitter;
 use super::numbers::go_json_float;
-use crate::builtins::json::{MAX_DEPTH, dict_like_entries, go_type};
-use crate::gofmt::format_g;
+use crate::builtins::json::{MAX_DEPTH, dict_like_entries};
+use crate::go::float::format_g;
+use crate::go::types::go_type;
 
 /// A value on its way to YAML, as the JSON the reference goes through.
 pub(super) enum Node {

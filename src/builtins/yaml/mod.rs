@@ -24,7 +24,8 @@ use starlark::values::list::AllocList;
 use starlark::values::tuple::UnpackTuple;
 use starlark::values::{Heap, Value};
 
-use crate::builtins::json::{GoArgs, want_string};
+use crate::go::args::GoArgs;
+use crate::go::args::want_string;
 
 mod decode;
 mod emit;

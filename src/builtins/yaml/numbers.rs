@@ -1,6 +1,6 @@
 //! Go's text for numbers, as the reference's JSON and YAML steps write them.
 
-use crate::gofmt::ExponentDigits;
+use crate::go::float::ExponentDigits;
 
 /// Go's `encoding/json` text of a finite float: fixed notation with the
 /// shortest digits, or exponent notation (`1e-7`, `1e+21`) below 1e-6 or
@@ -10,9 +10,9 @@ pub(super) fn go_json_float(f: f64) -> String {
     if abs == 0.0 {
         return if f.is_sign_negative() { "-0" } else { "0" }.to_owned();
     }
-    let (negative, digits, exp) = crate::gofmt::shortest_digits(f);
+    let (negative, digits, exp) = crate::go::float::shortest_digits(f);
     let exponent = (!(1e-6..1e21).contains(&abs)).then_some(ExponentDigits::AtLeastTwoWhenPositive);
-    crate::gofmt::layout(negative, &digits, exp, exponent)
+    crate::go::float::layout(negative, &digits, exp, exponent)
 }
 
 /// Go's `strconv.FormatFloat(f, 'g', -1, 32)`, which sigs.k8s.io/yaml uses
@@ -29,6 +29,6 @@ pub(super) fn format_g32(f: f64) -> String {
     if x == 0.0 {
         return if x.is_sign_negative() { "-0" } else { "0" }.to_owned();
     }
-    let (negative, digits, exp) = crate::gofmt::shortest_digits_f32(x);
-    crate::gofmt::layout_g(negative, &digits, exp)
+    let (negative, digits, exp) = crate::go::float::shortest_digits_f32(x);
+    crate::go::float::layout_g(negative, &digits, exp)
 }

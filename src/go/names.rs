@@ -1,0 +1,26 @@
+//! The names the Go dialect pre-pass introduces, and how to show the user
+//! the names they wrote instead.
+
+/// Prefix of every identifier introduced by the pre-pass. User code may not
+/// use identifiers starting with it.
+pub const RESERVED_PREFIX: &str = "_sl_";
+
+/// The name `assert` is renamed to, because `starlark` reserves `assert`.
+pub const RENAMED_ASSERT: &str = "_sl_assert";
+
+/// Maps a name produced by the pre-pass back to the name the user wrote
+/// (`_sl_assert` becomes `assert`); other names are returned unchanged.
+#[must_use]
+pub fn unreserve(name: &str) -> &str {
+    if name == RENAMED_ASSERT {
+        "assert"
+    } else {
+        name
+    }
+}
+
+/// Replaces reserved spellings in a message (an interpreter error that
+/// names a renamed identifier) with what the user wrote.
+pub fn unreserve_in_text(text: &str) -> String {
+    text.replace("_sl_assert", "assert")
+}
