@@ -5,7 +5,7 @@ use anyhow::anyhow;
 use starlark::environment::{GlobalsBuilder, LibraryExtension};
 use starlark::eval::Evaluator;
 
-use crate::runtime::effects::Context;
+use crate::effects::Context;
 
 pub mod conditions;
 pub mod core;
@@ -22,7 +22,6 @@ pub mod requirements;
 pub mod resources;
 pub mod schema;
 pub mod status;
-pub mod text;
 pub mod yaml;
 
 /// The names a script sees on top of starlark-rust's standard globals, in

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use crate::engine::runtime::Limits;
 use crate::loader::oci::{OciConfig, PullPolicy, credentials};
-use crate::runtime::Limits;
 
 /// function-starlark: runs Starlark scripts as a Crossplane composition function.
 #[derive(Parser, Debug)]

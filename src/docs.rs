@@ -18,7 +18,7 @@ pub fn project_names() -> Vec<String> {
         .build()
         .names()
         .map(|n| n.as_str().to_owned())
-        .filter(|n| !n.starts_with(crate::runtime::prepass::RESERVED_PREFIX))
+        .filter(|n| !n.starts_with(crate::syntax::prepass::RESERVED_PREFIX))
         .collect()
 }
 

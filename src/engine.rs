@@ -23,12 +23,15 @@
 
 use std::sync::Arc;
 
-use crate::runtime::{Limits, Runtime};
+pub use runtime::{Limits, Runtime};
 
 pub mod depth;
+pub(crate) mod errors;
 pub mod evaluate;
 pub mod job;
+pub(crate) mod loading;
 pub mod processes;
+pub mod runtime;
 pub mod threads;
 pub mod wire;
 pub mod worker;

@@ -4,6 +4,10 @@
 
 use thiserror::Error;
 
+/// The step-limit message of the reference.
+pub const STEP_LIMIT_MESSAGE: &str =
+    "starlark script exceeded execution limit (1000000 steps): possible infinite loop";
+
 /// Why a RunFunction call ended in a Fatal result.
 #[derive(Debug, Error)]
 pub enum Error {
@@ -47,7 +51,7 @@ pub enum Error {
     Execution(String),
 
     /// The step budget ran out (the reference's wording).
-    #[error("starlark execution failed: {}", crate::runtime::STEP_LIMIT_MESSAGE)]
+    #[error("starlark execution failed: {}", STEP_LIMIT_MESSAGE)]
     StepLimit,
 
     /// The wall-clock limit passed.

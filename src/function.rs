@@ -13,13 +13,13 @@ use tonic::Status;
 use tracing::Instrument;
 
 use crate::engine::job::RequestHead;
+use crate::engine::runtime::Runtime;
 use crate::engine::{Answer, Engine, Job, Outcome, depth, evaluate};
 use crate::error::Error;
 use crate::input::{self, Plan, Settings, UsageApi};
 use crate::loader::Sources;
 use crate::loader::oci::OciResolver;
 use crate::metrics::{Labels, Metrics};
-use crate::runtime::Runtime;
 
 /// The Normal result of an empty mounted script.
 pub const PASSTHROUGH_MESSAGE: &str =

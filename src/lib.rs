@@ -16,12 +16,17 @@
 //!    reference's stage order.
 //! 6. Any [`error::Error`] becomes a Fatal result with a clear message.
 
+pub mod apply;
+pub mod bindings;
 pub mod builtins;
 pub mod cache;
 pub mod cli;
 pub mod convert;
 pub mod crd;
 pub mod docs;
+// `#[derive(ProvidesStaticType)]` on the run context expands to an `unsafe impl`.
+#[allow(unsafe_code)]
+pub mod effects;
 pub mod engine;
 pub mod error;
 pub mod function;
@@ -30,8 +35,8 @@ pub mod input;
 pub mod loader;
 pub mod meter;
 pub mod metrics;
-pub mod runtime;
 pub mod server;
+pub mod syntax;
 #[cfg(test)]
 pub(crate) mod testing;
 // starlark's derives (`Trace`, `ProvidesStaticType`) expand to `unsafe impl`s.

@@ -393,7 +393,7 @@ impl Sources {
 
 /// The targets of a source's top-level `load` statements.
 pub fn load_targets(text: &str) -> Vec<String> {
-    crate::runtime::prepass::load_targets(text)
+    crate::syntax::loads::load_targets(text)
 }
 
 #[cfg(test)]

@@ -24,12 +24,12 @@ use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
 
 use crate::cli::{Cli, Isolation};
+use crate::engine::runtime::Runtime;
 use crate::engine::{Engine, worker};
 use crate::function::StarlarkFunction;
 use crate::input::Settings;
 use crate::loader::oci::OciResolver;
 use crate::metrics::Metrics;
-use crate::runtime::Runtime;
 
 pub mod codec;
 pub mod grpc_metrics;

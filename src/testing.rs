@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use crate::engine::runtime::{Limits, Outcome, Run, Runtime};
 use crate::input::Script;
 use crate::loader::Sources;
-use crate::runtime::{Limits, Outcome, Run, Runtime};
 
 thread_local! {
     static RUNTIME: Runtime = Runtime::new(Limits::default(), 64);

@@ -8,3 +8,4 @@ pub mod refs;
 pub mod schema;
 pub mod schema_dict;
 pub mod structs;
+pub mod text;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use function_starlark::runtime::bindings::REQUEST_GLOBALS;
+use function_starlark::bindings::REQUEST_GLOBALS;
 
 const FUNCTIONS: [&str; 23] = [
     "Resource",

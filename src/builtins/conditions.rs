@@ -8,7 +8,7 @@ use starlark::starlark_module;
 use starlark::values::none::NoneType;
 
 use crate::builtins::context;
-use crate::runtime::effects::{Condition, ReadyOverride, Severity, Target};
+use crate::effects::{Condition, ReadyOverride, Severity, Target};
 
 /// The condition type readiness gating owns.
 pub const COMPOSED_RESOURCES_READY: &str = "ComposedResourcesReady";

@@ -1,6 +1,6 @@
 //! The Go dialect's `print`, `fail`, `str`, `repr`, `hash` and `struct`,
 //! which replace or add to starlark-rust's universe. Values are written as
-//! go.starlark.net writes them ([`crate::builtins::text`]).
+//! go.starlark.net writes them ([`crate::values::text`]).
 
 use anyhow::anyhow;
 use starlark::environment::GlobalsBuilder;
@@ -11,8 +11,8 @@ use starlark::values::none::NoneType;
 use starlark::values::tuple::UnpackTuple;
 use starlark::values::{Value, ValueLike};
 
-use crate::builtins::text::{self, Renderer, TooLong};
 use crate::values::structs::Record;
+use crate::values::text::{self, Renderer, TooLong};
 
 /// `print`/`fail` text: strings bare (and, for `print`, bytes as text),
 /// everything else as its repr.

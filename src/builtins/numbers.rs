@@ -14,9 +14,9 @@ use starlark::values::float::StarlarkFloat;
 use starlark::values::tuple::UnpackTuple;
 use starlark::values::{Heap, UnpackValue, Value, ValueLike};
 
-use crate::builtins::text::int_of;
 use crate::go::args::GoArgs;
 use crate::go::types::go_type;
+use crate::values::text::int_of;
 
 #[starlark_module]
 pub(crate) fn register(builder: &mut GlobalsBuilder) {

@@ -9,7 +9,7 @@ use starlark::values::dict::{AllocDict, DictRef};
 use starlark::values::list::{AllocList, ListRef};
 use starlark::values::{Heap, Value};
 
-use crate::runtime::bindings::Originals;
+use crate::effects::Originals;
 use crate::values::attr_dict::Entries;
 
 /// What a lookup of one key in a value found.

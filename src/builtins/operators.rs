@@ -22,9 +22,9 @@ use starlark::starlark_module;
 use starlark::values::float::StarlarkFloat;
 use starlark::values::{Value, ValueLike};
 
-use crate::builtins::text::{self, FormatError};
 use crate::go::types::go_type;
 use crate::meter::Meter;
+use crate::values::text::{self, FormatError};
 
 /// The most elements a repeat may produce: Go's cap.
 const MAX_ELEMENTS: u64 = 1 << 30;

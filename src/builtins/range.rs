@@ -8,9 +8,9 @@ use starlark::values::dict::DictRef;
 use starlark::values::tuple::UnpackTuple;
 use starlark::values::{Heap, Value};
 
-use crate::builtins::text::int_of;
 use crate::go::types::go_type;
 use crate::values::range::GoRange;
+use crate::values::text::int_of;
 
 #[starlark_module]
 pub(crate) fn register(builder: &mut GlobalsBuilder) {

@@ -11,7 +11,7 @@ use starlark::values::dict::DictRef;
 use starlark::values::none::NoneType;
 
 use crate::builtins::context;
-use crate::runtime::effects::{Match, Requirement};
+use crate::effects::{Match, Requirement};
 
 fn labels(fn_name: &str, v: Value) -> anyhow::Result<BTreeMap<String, String>> {
     let dict = DictRef::from_value(v).ok_or_else(|| {

@@ -17,7 +17,7 @@ use starlark::values::{Value, ValueLike};
 
 use crate::builtins::context;
 use crate::convert::{ToPb, dict_entries, value_to_struct};
-use crate::runtime::effects::{Context, Dependency, DependencyKind, Emitted};
+use crate::effects::{Context, Dependency, DependencyKind, Emitted};
 use crate::values::attr_dict::is_attr_dict;
 use crate::values::refs::{ResourceRef, SkippedRef};
 

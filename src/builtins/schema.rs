@@ -186,8 +186,8 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
 mod tests {
     use serde_json::{Value as Json, json};
 
+    use crate::engine::runtime::{Limits, Outcome, Runtime};
     use crate::loader::Sources;
-    use crate::runtime::{Limits, Outcome, Runtime};
     use crate::testing::{assert_eval, assert_fails, run, run_script};
 
     /// The value a script leaves in `dxr["v"]`.

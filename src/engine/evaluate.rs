@@ -14,11 +14,11 @@ use prost::Message;
 
 use super::depth;
 use super::job::{Answer, Compilation, Job, Outcome, Print, Refusal};
+use crate::apply::{self, DependencySettings};
+use crate::engine::runtime::{self, Runtime};
 use crate::error::Error;
 use crate::input::{Script, UsageApi};
 use crate::meter::Meter;
-use crate::runtime::apply::{self, DependencySettings};
-use crate::runtime::{self, Runtime};
 
 /// Runs `job` on the current thread, metering its memory (`hard`: going
 /// over the budget aborts the process, for worker processes).

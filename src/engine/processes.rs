@@ -26,8 +26,8 @@ use tokio::sync::Semaphore;
 use super::evaluate::failed;
 use super::job::{Answer, Job};
 use super::worker::{self, Config, FRAME_ANSWER, FRAME_OVER_BUDGET};
+use crate::engine::runtime::Limits;
 use crate::error::Error;
-use crate::runtime::Limits;
 
 /// How long past its deadline a run may take before its worker is killed.
 pub const GRACE: Duration = Duration::from_millis(50);

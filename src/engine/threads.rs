@@ -11,8 +11,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
 use super::evaluate::{evaluate, failed};
 use super::job::{Answer, Job};
+use crate::engine::runtime::{Limits, Runtime};
 use crate::error::Error;
-use crate::runtime::{Limits, Runtime};
 
 /// How long past its deadline a run may take to stop on its own.
 pub const GRACE: Duration = Duration::from_millis(500);

@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use super::evaluate::evaluate;
 use super::job::Job;
+use crate::engine::runtime::{Limits, Runtime};
 use crate::meter;
-use crate::runtime::{Limits, Runtime};
 
 /// The first argument that makes the binary a worker.
 pub const ARG: &str = "__starlark-worker";

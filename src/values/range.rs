@@ -82,7 +82,7 @@ fn as_i128(v: Value) -> Option<i128> {
     if let Some(i) = v.unpack_i32() {
         return Some(i128::from(i));
     }
-    crate::builtins::text::int_of(v).and_then(|big| i128::try_from(&big).ok())
+    crate::values::text::int_of(v).and_then(|big| i128::try_from(&big).ok())
 }
 
 /// A slice index: absent, or an int that fits 32 bits (Go's rule).

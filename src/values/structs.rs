@@ -50,7 +50,7 @@ impl Freeze for Record<'_> {
 }
 
 /// The struct's repr, with its fields written as go.starlark.net writes
-/// them ([`crate::builtins::text`]), wherever the interpreter itself shows
+/// them ([`crate::values::text`]), wherever the interpreter itself shows
 /// a struct (`str.format`, error messages).
 impl<'v, V: ValueLike<'v>> fmt::Display for RecordGen<V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -63,7 +63,7 @@ impl<'v, V: ValueLike<'v>> fmt::Display for RecordGen<V> {
                 f,
                 "{} = {}",
                 crate::go::names::unreserve(k),
-                crate::builtins::text::repr(v)
+                crate::values::text::repr(v)
             )?;
         }
         f.write_str(")")

@@ -811,7 +811,7 @@ fn decode_stops_reading_at_the_deadline() {
 
 #[test]
 fn a_script_decoding_a_slow_document_stops_at_its_time_limit() {
-    use crate::runtime::{Limits, Runtime};
+    use crate::engine::runtime::{Limits, Runtime};
 
     let limits = Limits {
         timeout: std::time::Duration::from_millis(300),

@@ -26,7 +26,8 @@ use starlark::codemap::Span;
 use starlark::syntax::AstModule;
 use starlark::syntax::ast::{AssignTargetP, AstAssignTarget, AstStmt, StmtP};
 
-use super::prepass::{LineMap, RESERVED_PREFIX, unreserve};
+use super::line_map::LineMap;
+use crate::go::names::{RESERVED_PREFIX, unreserve};
 
 /// A compile-time error found on the AST. The position is 1-based and refers
 /// to the original source (before the pre-pass).
@@ -227,9 +228,9 @@ mod tests {
     use starlark::syntax::AstModule;
 
     use super::*;
-    use crate::runtime::prepass::prepass;
+    use crate::syntax::prepass::prepass;
 
-    use crate::runtime::dialect;
+    use crate::syntax::dialect;
 
     /// Pre-passes, parses and checks `source` as `t.star`; the error as
     /// `LINE:COL: MESSAGE`.

@@ -7,59 +7,14 @@ use function_sdk_rust::proto::v1::{Resources, RunFunctionRequest};
 use pbjson_types::Struct;
 use pbjson_types::value::Kind;
 use starlark::environment::Module;
-use starlark::values::tuple::{AllocTuple, TupleRef};
+use starlark::values::tuple::AllocTuple;
 use starlark::values::{FrozenHeap, FrozenHeapRef, FrozenValue, Value};
 
-use crate::convert::{
-    Flavor, ToPb, frozen_list, frozen_plain_dict, struct_to_frozen, struct_to_value,
-    value_to_struct,
-};
+use crate::convert::{Flavor, frozen_list, frozen_plain_dict, struct_to_frozen, struct_to_value};
 use crate::error::Error;
 
 /// The context key holding the EnvironmentConfig data.
 pub const ENVIRONMENT_KEY: &str = "apiextensions.crossplane.io/environment";
-
-/// The original request globals, kept as the module's extra value so that
-/// they are garbage-collection roots (a `Value` held anywhere else would be
-/// left pointing at a moved object) and so that builtins and the response
-/// use them even when a script rebinds their names.
-#[derive(Clone, Copy)]
-pub struct Originals<'v> {
-    /// The desired composite body, writable.
-    pub dxr: Value<'v>,
-    /// Observed composed resources by name, frozen.
-    pub observed: Value<'v>,
-    /// Fetched extra resources by requirement name, frozen.
-    pub extra_resources: Value<'v>,
-    /// The pipeline context, writable.
-    pub context: Value<'v>,
-}
-
-impl<'v> Originals<'v> {
-    /// The originals of the module being evaluated.
-    pub fn of(module: &Module<'v>) -> Option<Self> {
-        let tuple = TupleRef::from_value(module.extra_value()?)?;
-        match tuple.content() {
-            [dxr, observed, extra_resources, context] => Some(Originals {
-                dxr: *dxr,
-                observed: *observed,
-                extra_resources: *extra_resources,
-                context: *context,
-            }),
-            _ => None,
-        }
-    }
-
-    /// `dxr` converted for the response.
-    pub fn dxr_struct(&self) -> Result<Struct, String> {
-        value_to_struct(self.dxr, ToPb::PLAIN).map_err(|e| e.to_string())
-    }
-
-    /// `context` converted for the response.
-    pub fn context_struct(&self) -> Result<Struct, String> {
-        value_to_struct(self.context, ToPb::PLAIN).map_err(|e| e.to_string())
-    }
-}
 
 static EMPTY: std::sync::LazyLock<Struct> = std::sync::LazyLock::new(Struct::default);
 

@@ -646,7 +646,7 @@ mod tests {
 
     #[test]
     fn text_past_the_memory_limit_is_an_error() {
-        use crate::runtime::{Limits, Outcome, Runtime};
+        use crate::engine::runtime::{Limits, Outcome, Runtime};
         use crate::testing::run_script;
 
         let runtime = Runtime::new(

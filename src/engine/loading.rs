@@ -14,12 +14,15 @@ use starlark::environment::{FrozenModule, Module};
 use starlark::eval::{Evaluator, FileLoader};
 use starlark::syntax::AstModule;
 
-use super::bindings::{REQUEST_GLOBALS, Shared};
-use super::effects::Context;
-use super::prepass::{self, unreserve};
-use super::{Runtime, STEP_LIMIT_MESSAGE, errors};
+use super::errors;
+use super::runtime::Runtime;
+use crate::bindings::{REQUEST_GLOBALS, Shared};
+use crate::effects::Context;
+use crate::error::STEP_LIMIT_MESSAGE;
+use crate::go::names::unreserve;
 use crate::input::Script;
 use crate::loader::{Sources, classify};
+use crate::syntax::prepass;
 
 /// The state of loading for one request.
 pub(crate) struct RequestLoader<'a> {
@@ -147,7 +150,7 @@ impl<'a> RequestLoader<'a> {
         let Ok(pre) = prepass::prepass(source) else {
             return Ok(source.to_owned());
         };
-        let Ok(ast) = AstModule::parse(file, pre.text, &super::dialect()) else {
+        let Ok(ast) = AstModule::parse(file, pre.text, &crate::syntax::dialect()) else {
             // A file that does not parse is left as it is; compiling it
             // reports the syntax error.
             return Ok(source.to_owned());

@@ -4,11 +4,16 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use function_sdk_rust::proto::v1::{Ready, RunFunctionRequest};
 use pbjson_types::Struct;
 use starlark::any::ProvidesStaticType;
+use starlark::environment::Module;
+use starlark::values::Value;
+use starlark::values::tuple::TupleRef;
+
+use crate::convert::{ToPb, value_to_struct};
 
 /// Who a condition or event is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,7 +219,7 @@ pub struct Context {
     /// Whether a `load` failed (the outcome is then a module error).
     pub load_failed: Cell<bool>,
     /// Why the interpreter was stopped, once a budget stopped it.
-    pub stopped: Cell<Option<super::errors::Stopped>>,
+    pub stopped: Cell<Option<Stopped>>,
 }
 
 impl Context {
@@ -274,4 +279,55 @@ fn crossplane_labels(request: &RunFunctionRequest) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// Why a run was stopped before its end, when a budget stopped it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The wall-clock limit passed.
+    Time(Duration),
+    /// The memory budget, in bytes, ran out.
+    Memory(usize),
+}
+
+/// The original request globals, kept as the module's extra value so that
+/// they are garbage-collection roots (a `Value` held anywhere else would be
+/// left pointing at a moved object) and so that builtins and the response
+/// use them even when a script rebinds their names.
+#[derive(Clone, Copy)]
+pub struct Originals<'v> {
+    /// The desired composite body, writable.
+    pub dxr: Value<'v>,
+    /// Observed composed resources by name, frozen.
+    pub observed: Value<'v>,
+    /// Fetched extra resources by requirement name, frozen.
+    pub extra_resources: Value<'v>,
+    /// The pipeline context, writable.
+    pub context: Value<'v>,
+}
+
+impl<'v> Originals<'v> {
+    /// The originals of the module being evaluated.
+    pub fn of(module: &Module<'v>) -> Option<Self> {
+        let tuple = TupleRef::from_value(module.extra_value()?)?;
+        match tuple.content() {
+            [dxr, observed, extra_resources, context] => Some(Originals {
+                dxr: *dxr,
+                observed: *observed,
+                extra_resources: *extra_resources,
+                context: *context,
+            }),
+            _ => None,
+        }
+    }
+
+    /// `dxr` converted for the response.
+    pub fn dxr_struct(&self) -> Result<Struct, String> {
+        value_to_struct(self.dxr, ToPb::PLAIN).map_err(|e| e.to_string())
+    }
+
+    /// `context` converted for the response.
+    pub fn context_struct(&self) -> Result<Struct, String> {
+        value_to_struct(self.context, ToPb::PLAIN).map_err(|e| e.to_string())
+    }
 }

@@ -2,14 +2,13 @@
 //! with positions mapped back to the user's original lines.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use starlark::ErrorKind;
 use starlark::codemap::FileSpan;
 
-use super::Compiled;
-use super::prepass::LineMap;
+use super::runtime::Compiled;
 use crate::error::Error;
+use crate::syntax::line_map::LineMap;
 
 /// starlark-rust's tick-limit error text starts with this; the type itself
 /// is private to the crate.
@@ -36,14 +35,7 @@ pub fn position_and_message(e: &starlark::Error, map: &LineMap) -> String {
     }
 }
 
-/// Why a run was stopped before its end, when a budget stopped it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stopped {
-    /// The wall-clock limit passed.
-    Time(Duration),
-    /// The memory budget, in bytes, ran out.
-    Memory(usize),
-}
+pub use crate::effects::Stopped;
 
 /// ` at file:line:col` of the innermost frame of `e`, or nothing.
 fn at(e: &starlark::Error, compiled: &Compiled) -> String {
@@ -90,7 +82,7 @@ pub fn execution_error(
         .call_stack()
         .frames
         .iter()
-        .filter(|f| !f.name.starts_with(super::prepass::RESERVED_PREFIX))
+        .filter(|f| !f.name.starts_with(crate::go::names::RESERVED_PREFIX))
         .collect();
     let mut out = String::from("starlark execution error: Traceback (most recent call last):\n");
     let mut function = "<toplevel>";

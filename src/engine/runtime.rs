@@ -12,7 +12,7 @@ use function_sdk_rust::proto::v1::RunFunctionRequest;
 use pbjson_types::Struct;
 use starlark::environment::{Globals, GlobalsBuilder, Module};
 use starlark::eval::Evaluator;
-use starlark::syntax::{AstModule, Dialect, DialectTypes};
+use starlark::syntax::{AstModule, Dialect};
 
 use crate::builtins;
 use crate::cache::Bounded;
@@ -21,20 +21,11 @@ use crate::input::Script;
 use crate::loader::Sources;
 use crate::meter::Meter;
 
-pub mod apply;
-pub mod bindings;
-// `#[derive(ProvidesStaticType)]` on the run context expands to an `unsafe impl`.
-#[allow(unsafe_code)]
-pub mod effects;
-pub mod errors;
-pub(crate) mod loading;
-pub mod prepass;
-pub mod static_check;
-
-use effects::Context;
-use errors::Stopped;
-use loading::RequestLoader;
-use prepass::LineMap;
+use super::errors::{self, Stopped};
+use super::loading::RequestLoader;
+use crate::bindings;
+use crate::effects::Context;
+use crate::syntax::line_map::LineMap;
 
 /// Limits of one script run. The defaults are documented in the README.
 #[derive(Debug, Clone)]
@@ -79,9 +70,7 @@ impl Default for Limits {
     }
 }
 
-/// The step-limit message of the reference.
-pub const STEP_LIMIT_MESSAGE: &str =
-    "starlark script exceeded execution limit (1000000 steps): possible infinite loop";
+pub use crate::error::STEP_LIMIT_MESSAGE;
 
 /// The memory compiled scripts may take in one cache, roughly: a parsed
 /// script takes about [`AST_BYTES_PER_SOURCE_BYTE`] times its source.
@@ -97,8 +86,8 @@ pub struct Compiled {
     pub filename: String,
     /// The length of its source.
     source_len: usize,
-    ast: AstModule,
-    map: LineMap,
+    pub(crate) ast: AstModule,
+    pub(crate) map: LineMap,
 }
 
 /// What one run of a script left behind.
@@ -156,7 +145,7 @@ impl Runtime {
         builtins::register(&mut builder);
         Runtime {
             globals: builder.build(),
-            dialect: dialect(),
+            dialect: crate::syntax::dialect(),
             cache: Mutex::new(Bounded::new(cache_entries.max(1), MAX_CACHED_SCRIPT_BYTES)),
             limits,
         }
@@ -197,11 +186,11 @@ impl Runtime {
     fn parse(&self, script: &Script) -> Result<Compiled, Error> {
         let compile_error =
             |msg: String| Error::Execution(format!("starlark compilation error: {msg}"));
-        let pre = prepass::prepass(&script.source)
+        let pre = crate::syntax::prepass::prepass(&script.source)
             .map_err(|e| compile_error(format!("{}:{e}", script.filename)))?;
         let mut ast = AstModule::parse(&script.filename, pre.text, &self.dialect)
             .map_err(|e| compile_error(errors::position_and_message(&e, &pre.map)))?;
-        static_check::check_global_reassignment(&ast, &pre.map)
+        crate::syntax::static_check::check_global_reassignment(&ast, &pre.map)
             .map_err(|e| compile_error(format!("{}:{e}", script.filename)))?;
         let redirects = builtins::operators::REDIRECTS
             .iter()
@@ -316,7 +305,7 @@ impl Runtime {
                 return Outcome::Failed(errors::execution_error(&e, &compiled, ctx.stopped.get()));
             }
             // Read back after evaluation: collection may have moved them.
-            let Some(originals) = bindings::Originals::of(&module) else {
+            let Some(originals) = crate::effects::Originals::of(&module) else {
                 return Outcome::Failed(Error::Internal(
                     "the request globals were lost".to_owned(),
                 ));
@@ -403,24 +392,6 @@ fn panicked(filename: &str, payload: &(dyn std::any::Any + Send)) -> Error {
     Error::Internal(format!(
         "the interpreter failed while running {filename} ({text}); the script was stopped"
     ))
-}
-
-/// The Go dialect the scripts were written for, field by field: top-level
-/// statements, keyword-only parameters, file-local loads; no types, no
-/// f-strings, no positional-only parameters.
-pub(crate) fn dialect() -> Dialect {
-    Dialect {
-        enable_def: true,
-        enable_lambda: true,
-        enable_load: true,
-        enable_keyword_only_arguments: true,
-        enable_positional_only_arguments: false,
-        enable_types: DialectTypes::Disable,
-        enable_load_reexport: false,
-        enable_top_level_stmt: true,
-        enable_f_strings: false,
-        ..Dialect::Standard
-    }
 }
 
 #[cfg(test)]

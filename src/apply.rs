@@ -16,9 +16,9 @@ use pbjson_types::value::Kind;
 use pbjson_types::{Struct, Value as PbValue};
 use sha2::{Digest, Sha256};
 
-use super::effects::{Condition, DependencyKind, Effects, Event, Match, Severity, Target};
 use crate::builtins::conditions::COMPOSED_RESOURCES_READY;
 use crate::builtins::resources::RESOURCE_NAME_LABEL;
+use crate::effects::{Condition, DependencyKind, Effects, Event, Match, Severity, Target};
 use crate::error::Error;
 use crate::go::duration::{parse_go_duration, to_seconds_nanos};
 use crate::input::UsageApi;
@@ -508,7 +508,7 @@ fn usage(
     api: UsageApi,
     dependent: &str,
     dependency: &str,
-    resources: &BTreeMap<String, super::effects::Emitted>,
+    resources: &BTreeMap<String, crate::effects::Emitted>,
 ) -> (String, Struct) {
     let digest = Sha256::digest(format!("{dependent}\0{dependency}").as_bytes());
     let mut name = String::from("usage-");
