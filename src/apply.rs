@@ -21,7 +21,25 @@ use crate::builtins::resources::RESOURCE_NAME_LABEL;
 use crate::effects::{Condition, DependencyKind, Effects, Event, Match, Severity, Target};
 use crate::error::Error;
 use crate::go::duration::{parse_go_duration, to_seconds_nanos};
-use crate::input::UsageApi;
+
+/// Which Usage API generated Usage resources use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageApi {
+    /// `apiextensions.crossplane.io/v1beta1` (Crossplane 1.x).
+    V1,
+    /// `protection.crossplane.io/v1beta1` (Crossplane 2.x), the default.
+    V2,
+}
+
+impl UsageApi {
+    /// The Usage resources' apiVersion.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            UsageApi::V1 => "apiextensions.crossplane.io/v1beta1",
+            UsageApi::V2 => "protection.crossplane.io/v1beta1",
+        }
+    }
+}
 
 /// The Normal result that closes a successful run.
 pub const SUCCESS_MESSAGE: &str = "function-starlark: executed successfully";

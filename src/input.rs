@@ -68,24 +68,7 @@ pub struct ScriptConfigRef {
     pub key: Option<String>,
 }
 
-/// Which Usage API generated Usage resources use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UsageApi {
-    /// `apiextensions.crossplane.io/v1beta1` (Crossplane 1.x).
-    V1,
-    /// `protection.crossplane.io/v1beta1` (Crossplane 2.x), the default.
-    V2,
-}
-
-impl UsageApi {
-    /// The Usage resources' apiVersion.
-    pub fn api_version(self) -> &'static str {
-        match self {
-            UsageApi::V1 => "apiextensions.crossplane.io/v1beta1",
-            UsageApi::V2 => "protection.crossplane.io/v1beta1",
-        }
-    }
-}
+pub use crate::apply::UsageApi;
 
 /// Reads an environment variable.
 pub type EnvLookup = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -245,19 +228,14 @@ pub fn check(input: StarlarkInput, settings: &Settings) -> Result<Plan, Error> {
 }
 
 /// Merges the OCI fields of `spec` with the environment (modules.md §2):
-/// a non-empty spec value wins. A default registry that is set must be
-/// valid, even when nothing uses it.
+/// a non-empty spec value wins. The loader checks that a default registry
+/// that is set is valid, even when nothing uses it.
 fn oci_settings(spec: &Spec, settings: &Settings) -> Result<OciSettings, Error> {
-    use crate::loader::oci::reference::{normalize_default_registry, validate_default_registry};
     let registry = non_empty(spec.oci_default_registry.as_deref())
         .map(str::to_owned)
         .or_else(|| settings.env("STARLARK_OCI_DEFAULT_REGISTRY"))
         .map(|r| normalize_default_registry(&r))
         .filter(|r| !r.is_empty());
-    if let Some(registry) = &registry {
-        validate_default_registry(registry)
-            .map_err(|e| Error::Modules(format!("validating default OCI registry: {e}")))?;
-    }
     let insecure_registries = match spec.oci_insecure_registries.as_deref() {
         Some(list) if !list.is_empty() => list.to_vec(),
         _ => settings
@@ -284,6 +262,15 @@ fn oci_settings(spec: &Spec, settings: &Settings) -> Result<OciSettings, Error> 
 
 fn non_empty(s: Option<&str>) -> Option<&str> {
     s.filter(|s| !s.is_empty())
+}
+
+/// The default registry as configured: one leading `oci://` and every
+/// trailing `/` removed. Empty means "not set".
+fn normalize_default_registry(raw: &str) -> String {
+    raw.strip_prefix("oci://")
+        .unwrap_or(raw)
+        .trim_end_matches('/')
+        .to_owned()
 }
 
 /// True when `p` is non-empty, relative, and never climbs above its base.
@@ -362,6 +349,15 @@ mod tests {
 
     fn plan(v: serde_json::Value, dir: &Path) -> Result<Plan, Error> {
         check(decode(Some(&pb(v)))?, &settings(dir))
+    }
+
+    #[test]
+    fn default_registries_are_normalised() {
+        assert_eq!(
+            normalize_default_registry("oci://ghcr.io/acme/"),
+            "ghcr.io/acme"
+        );
+        assert_eq!(normalize_default_registry("ghcr.io/acme"), "ghcr.io/acme");
     }
 
     #[test]
@@ -464,7 +460,7 @@ mod tests {
     }
 
     #[test]
-    fn the_default_registry_comes_from_spec_or_environment_and_is_validated() {
+    fn the_default_registry_comes_from_spec_or_environment() {
         // modules.md §17 items 15, 16, 17
         let env: &[(&str, &str)] = &[("STARLARK_OCI_DEFAULT_REGISTRY", "ghcr.io/env")];
         let o = oci(
@@ -481,26 +477,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(o.default_registry.as_deref(), Some("ghcr.io/acme"));
-        let err = oci(
+        // Validating it is the loader's (tests/oci.rs), before any module
+        // is looked for.
+        let o = oci(
             json!({"source": "x = 1", "ociDefaultRegistry": "!!!invalid!!!"}),
             &[],
-        )
-        .unwrap_err();
-        let msg = err.to_string();
-        assert!(
-            msg.starts_with(
-                "validating default OCI registry: invalid default OCI registry \"!!!invalid!!!\": "
-            ),
-            "{msg}"
         );
-        let err = oci(
-            json!({"source": "x"}),
-            &[("STARLARK_OCI_DEFAULT_REGISTRY", "acme")],
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string().contains("invalid default OCI registry"),
-            "{err}"
+        assert_eq!(
+            o.unwrap().default_registry.as_deref(),
+            Some("!!!invalid!!!")
         );
         assert_eq!(
             oci(json!({"source": "x"}), &[]).unwrap().default_registry,

@@ -189,6 +189,16 @@ impl Sources {
         resolver: &OciResolver,
         request: &RunFunctionRequest,
     ) -> Gathered {
+        if let Some(registry) = &checked.oci.default_registry
+            && let Err(e) = oci::reference::validate_default_registry(registry)
+        {
+            return Gathered {
+                sources: Err(Error::Modules(format!(
+                    "validating default OCI registry: {e}"
+                ))),
+                oci_resolve: None,
+            };
+        }
         let mut dirs = Vec::new();
         if let Some(dir) = &checked.script_dir {
             dirs.push(dir.clone());
