@@ -50,7 +50,7 @@ if [ "${CI:-}" = "true" ]; then
     done
 fi
 
-# The OCI registry tests/oci.rs pushes module artifacts to and loads them
+# The OCI registry tests/it/oci.rs pushes module artifacts to and loads them
 # from (CNCF distribution). The tests build it themselves when it is missing;
 # installing it here keeps that out of the test timings.
 REGISTRY_MODULE=github.com/distribution/distribution/v3/cmd/registry@v3.1.2
@@ -88,7 +88,7 @@ check_vectors src/go/print_table.rs tools/goprint
 check_vectors tests/compat/regex.jsonl tools/goregex 3000
 check_vectors tests/compat/encoding.jsonl tools/goencoding 3000
 
-# The Crossplane package, built as a user installs it (tests/xpkg.rs pushes,
+# The Crossplane package, built as a user installs it (tests/it/xpkg.rs pushes,
 # pulls and serves it). CI must build it; elsewhere a missing tool only
 # skips it.
 echo "== package/build.sh"
@@ -97,7 +97,7 @@ if ! ./package/build.sh; then
         echo "the package did not build" >&2
         exit 1
     fi
-    echo "WARNING: the package did not build; tests/xpkg.rs will be skipped" >&2
+    echo "WARNING: the package did not build; tests/it/xpkg.rs will be skipped" >&2
 fi
 
 echo "== cargo fmt --check"

@@ -477,7 +477,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(o.default_registry.as_deref(), Some("ghcr.io/acme"));
-        // Validating it is the loader's (tests/oci.rs), before any module
+        // Validating it is the loader's (tests/it/oci.rs), before any module
         // is looked for.
         let o = oci(
             json!({"source": "x = 1", "ociDefaultRegistry": "!!!invalid!!!"}),

@@ -18,6 +18,7 @@
 //! honest. `COMPAT_VECTORS_RECORD=path` writes every actual result to `path`
 //! (JSON) instead of checking.
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::collections::BTreeMap;

@@ -1,7 +1,7 @@
 //! The "Response checklist" of the pipeline spec (§12, items 1–102), one
 //! test per item or per small group of closely related items.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;

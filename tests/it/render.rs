@@ -7,7 +7,7 @@
 //! skipped, and fails instead when `RENDER_REQUIRED=1` or `CI=true`.
 //! `UPDATE_GOLDEN=1` writes `expected.yaml` from the real output.
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -3,8 +3,7 @@
 //! serving. Timings and memory are the hostile benchmark's business
 //! (`cargo bench --bench hostile`).
 
-#[path = "../benches/support/mod.rs"]
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
@@ -27,7 +26,7 @@ fn all_cases() -> Vec<Case> {
 
 #[test]
 fn every_hostile_input_gets_its_answer_and_the_server_keeps_serving() {
-    let args: Vec<String> = ["--metrics-address", "", "--timeout-seconds", "3"]
+    let args: Vec<String> = ["--metrics-address", "", "--timeout-seconds", "10"]
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
@@ -36,13 +35,35 @@ fn every_hostile_input_gets_its_answer_and_the_server_keeps_serving() {
     let channel = rt
         .block_on(connect(&server.address))
         .expect("the server accepts connections");
+    // All at once: the server queues what its lanes cannot take yet, and
+    // the slowest case (one that runs to its deadline) sets the pace.
+    let answers = rt.block_on(async {
+        let calls: Vec<_> = all_cases()
+            .into_iter()
+            .map(|case| {
+                let channel = channel.clone();
+                tokio::spawn(async move {
+                    let answer = tokio::time::timeout(
+                        Duration::from_mins(2),
+                        call(channel, case.request.clone()),
+                    )
+                    .await;
+                    (case, answer)
+                })
+            })
+            .collect();
+        let mut answers = Vec::new();
+        for call in calls {
+            answers.push(call.await.expect("a call"));
+        }
+        answers
+    });
     let mut wrong = Vec::new();
-    for case in all_cases() {
-        let answer = rt.block_on(async {
-            tokio::time::timeout(Duration::from_mins(1), call(channel.clone(), case.request))
-                .await
-                .unwrap_or_else(|_| panic!("{}: no answer within a minute", case.name))
-        });
+    for (case, answer) in answers {
+        let Ok(answer) = answer else {
+            wrong.push(format!("{}: no answer within two minutes", case.name));
+            continue;
+        };
         let got = match &answer {
             Err(status) => format!("refused: {}", status.message()),
             Ok(bytes) => {
@@ -71,16 +92,15 @@ fn every_hostile_input_gets_its_answer_and_the_server_keeps_serving() {
                 got.chars().take(300).collect::<String>()
             ));
         }
-        assert!(
-            server
-                .child
-                .try_wait()
-                .expect("the server's status")
-                .is_none(),
-            "{}: the server died",
-            case.name
-        );
     }
+    assert!(
+        server
+            .child
+            .try_wait()
+            .expect("the server's status")
+            .is_none(),
+        "the server died"
+    );
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     let good = request(
         "Resource(\"cm\", {\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\"})\n",

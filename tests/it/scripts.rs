@@ -2,7 +2,7 @@
 //! runs against `NAME.request.yaml` (or an empty request) and its response
 //! must equal `tests/golden/NAME.yaml`. `UPDATE_GOLDEN=1` regenerates.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! `load()` from inline modules, mounted directories and the embedded
 //! standard library: modules.md's checklist, items that need no registry.
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 

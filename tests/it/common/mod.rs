@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod registry;
+
 use std::sync::Arc;
 
 use function_sdk_rust::proto::v1::{RunFunctionRequest, RunFunctionResponse};

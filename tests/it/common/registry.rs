@@ -3,7 +3,6 @@
 //! started on a free 127.0.0.1 port in a temporary directory, and stopped
 //! when dropped — or when the test process exits, whichever comes first.
 //! Fixtures are pushed with `oci-client`'s push API.
-#![allow(dead_code)]
 
 use std::fmt::Write as _;
 use std::io::{BufRead, Read, Write};

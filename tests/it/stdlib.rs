@@ -6,7 +6,7 @@
 //! `# reject-error: <text>`, without that text. A `NAME.response.yaml`
 //! beside a test script pins its whole response.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! type and must match `package/input/`; the package metadata must name
 //! the function. `UPDATE_GOLDEN=1` rewrites the CRD.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

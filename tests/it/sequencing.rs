@@ -4,7 +4,7 @@
 //! state, and repeat until nothing is deferred. Asserts the creation order,
 //! the Usages and the XR's readiness at each round.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -4,7 +4,7 @@
 //! requirements settle), compared with `expected-response.yaml`.
 //! `tests/render.rs` renders the same cases with the real CLI.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -5,9 +5,8 @@
 //! Every test uses its own repositories, and its own function (so its own
 //! caches), so that the tests can share one registry and run in parallel.
 
-mod common;
-#[path = "common/registry.rs"]
-mod registry;
+use crate::common;
+use crate::common::registry;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -7,9 +7,8 @@
 //! Without a built package the test reports that it was skipped; under
 //! `CI=true` (or `PACKAGE_REQUIRED=1`) that is a failure.
 
-mod common;
-#[path = "common/registry.rs"]
-mod registry;
+use crate::common;
+use crate::common::registry;
 
 use std::io::Read;
 use std::net::TcpListener;

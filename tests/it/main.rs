@@ -1,0 +1,26 @@
+//! The integration tests, one binary: linking one test binary instead of
+//! sixteen is most of what a test build costs on two cores.
+//! `tests/compat_vectors.rs` stays a binary of its own: it installs the
+//! process-wide tracing subscriber that captures what scripts print, which
+//! would catch the prints of every other test running beside it.
+
+mod common;
+#[path = "../../benches/support/mod.rs"]
+mod support;
+
+mod architecture;
+mod checklist;
+mod docs;
+mod examples;
+mod hostile;
+mod modules;
+mod oci;
+mod operability;
+mod package;
+mod registry;
+mod render;
+mod scripts;
+mod sequencing;
+mod serve;
+mod stdlib;
+mod xpkg;
