@@ -1,20 +1,34 @@
 //! function-starlark: a Crossplane composition function that runs Starlark.
 //!
-//! How one RunFunction request flows:
+//! How one RunFunction request flows, top to bottom through the layers
+//! (each module uses only those below it):
 //!
-//! 1. [`function`] starts the response from the SDK's copy-forward
-//!    constructor, so nothing an earlier pipeline step desired is lost.
-//! 2. [`input`] decodes the `StarlarkInput` strictly and checks it once:
-//!    which script, read from where, with which settings.
-//! 3. [`runtime`] compiles the script (pre-pass for the Go dialect, then
-//!    starlark-rust's parser; cached by content hash) and evaluates it on a
-//!    dedicated thread, with the request's globals ([`runtime::bindings`])
-//!    and step, stack, heap and time limits.
-//! 4. Builtins ([`builtins`]) read the request through [`convert`] and
-//!    record into [`runtime::effects`]; they never touch the response.
-//! 5. [`runtime::apply`] writes the effects into the response in the
-//!    reference's stage order.
-//! 6. Any [`error::Error`] becomes a Fatal result with a clear message.
+//! 1. [`server`] takes the call (mTLS, health, reflection, [`metrics`]) and
+//!    hands [`function`] the request as bytes, checked for depth
+//!    ([`engine::depth`]) before anything decodes it.
+//! 2. [`function`] reads the head of the request; [`input`] decodes the
+//!    `StarlarkInput` strictly and checks it once: which script, read from
+//!    where, with which settings.
+//! 3. [`loader`] gathers every module `load()` can reach (inline, files,
+//!    the embedded stdlib, OCI artifacts) before the run, reading `load`
+//!    targets off tokens ([`syntax`]).
+//! 4. [`engine`] runs the job in a worker process (or thread) under its
+//!    budgets: ticks, call depth, memory ([`meter`]), time, nesting. The
+//!    worker decodes the request, starts the response from the SDK's
+//!    copy-forward constructor (nothing an earlier step desired is lost),
+//!    compiles the script ([`syntax`] pre-pass, starlark-rust's parser,
+//!    cached by content in a [`cache`]) and evaluates it with the request's
+//!    globals ([`bindings`], converted by [`convert`]).
+//! 5. Builtins ([`builtins`]) read the request and record into
+//!    [`effects`]; they never touch the response. [`values`] are the value
+//!    types they add; [`go`] is the Go fidelity they share.
+//! 6. [`apply`] writes the effects into the response, stage by stage, and
+//!    the worker encodes it.
+//! 7. Any [`error::Error`] becomes a Fatal result with a clear message; a
+//!    gRPC status is only for a request that cannot be read at all.
+//!
+//! [`cli`] holds the flags; [`docs`] and [`crd`] generate
+//! `docs/builtins.md` and the input CRD from the code.
 
 pub mod apply;
 pub mod bindings;

@@ -73,7 +73,7 @@ impl Default for Limits {
 pub use crate::error::STEP_LIMIT_MESSAGE;
 
 /// The memory compiled scripts may take in one cache, roughly: a parsed
-/// script takes about [`AST_BYTES_PER_SOURCE_BYTE`] times its source.
+/// script takes about 40 times its source.
 pub const MAX_CACHED_SCRIPT_BYTES: usize = 64 << 20;
 
 /// What a source byte becomes once parsed: 36 for the 8.5 KB script of

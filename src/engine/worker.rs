@@ -4,10 +4,10 @@
 //!
 //! Frames from the server: a little-endian `u32` length, then a [`Job`].
 //! Frames to the server: a kind byte, a little-endian `u32` length, then
-//! the payload: [`FRAME_ANSWER`] with an [`Answer`], or
+//! the payload: [`FRAME_ANSWER`] with an [`Answer`](super::job::Answer), or
 //! [`FRAME_OVER_BUDGET`] with the budget as a little-endian `u64`, sent
 //! just before the worker aborts because a run went over its memory
-//! budget (see [`super::meter`]).
+//! budget (see [`crate::meter`]).
 
 use std::io::{Read, Write};
 use std::os::fd::AsFd;
