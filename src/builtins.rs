@@ -21,6 +21,7 @@ pub mod regex;
 pub mod requirements;
 pub mod resources;
 pub mod schema;
+pub mod signatures;
 pub mod status;
 pub mod yaml;
 

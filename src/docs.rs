@@ -73,7 +73,13 @@ fn param(p: &DocParam, prefix: &str) -> String {
     }
 }
 
-fn render_function(out: &mut String, heading: &str, name: &str, f: &DocFunction) {
+/// The parameter list of `f` as a script calls it: the Rust signature, or
+/// for a builtin that binds by hand its line in
+/// [`builtins::signatures::SIGNATURES`].
+fn signature(name: &str, f: &DocFunction) -> String {
+    if let Some(params) = builtins::signatures::of(name) {
+        return params.to_owned();
+    }
     let p = &f.params;
     let mut params: Vec<String> = Vec::new();
     params.extend(
@@ -91,7 +97,12 @@ fn render_function(out: &mut String, heading: &str, name: &str, f: &DocFunction)
     if let Some(kwargs) = &p.kwargs {
         params.push(param(kwargs, "**"));
     }
-    let _ = write!(out, "\n{heading} `{name}({})`\n\n", params.join(", "));
+    params.join(", ")
+}
+
+fn render_function(out: &mut String, heading: &str, name: &str, f: &DocFunction) {
+    let p = &f.params;
+    let _ = write!(out, "\n{heading} `{name}({})`\n\n", signature(name, f));
     if let Some(DocString {
         summary, details, ..
     }) = &f.docs

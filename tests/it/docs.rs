@@ -15,3 +15,94 @@ fn the_builtins_reference_matches_the_doc_comments() {
         "docs/builtins.md is out of date with the builtins' doc comments; run UPDATE_GOLDEN=1 cargo test --test docs"
     );
 }
+
+/// What a call of `name` answered: its Fatal message, or "" when it ran.
+fn answer(call: &str) -> String {
+    let rsp = crate::common::run(&format!("r = {call}\n"), "{}");
+    rsp.results
+        .iter()
+        .map(|r| r.message.clone())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A call with `positional` arguments (all `None`) and `keywords`.
+fn call(name: &str, positional: usize, keywords: &[&str]) -> String {
+    let mut args: Vec<String> = vec!["None".to_owned(); positional];
+    args.extend(keywords.iter().map(|k| format!("{k} = None")));
+    format!("{name}({})", args.join(", "))
+}
+
+/// Every hand-bound builtin accepts what its documented signature says and
+/// refuses what it does not: each named parameter by name, no unknown
+/// keyword (unless `**`), no positional argument past the last positional
+/// parameter (unless `*rest`), and no call without a required parameter.
+#[test]
+fn hand_bound_builtins_take_their_documented_signatures() {
+    use function_starlark::builtins::signatures::SIGNATURES;
+    for &(name, params) in SIGNATURES {
+        let params: Vec<&str> = params.split(", ").collect();
+        let slash = params.iter().position(|p| *p == "/");
+        let star = params.iter().position(|p| p.starts_with('*'));
+        fn plain(p: &&&str) -> bool {
+            **p != "/" && !p.starts_with('*')
+        }
+        let positional_only: Vec<&str> = params[..slash.unwrap_or(0)].to_vec();
+        let required_positional = positional_only.iter().filter(|p| !p.contains('=')).count();
+        let named: Vec<&str> = params[slash.map_or(0, |s| s + 1)..]
+            .iter()
+            .filter(plain)
+            .map(|p| p.split('=').next().unwrap_or(p))
+            .collect();
+        let positional_capacity = params[..star.unwrap_or(params.len())]
+            .iter()
+            .filter(plain)
+            .count();
+        let rest = params
+            .iter()
+            .any(|p| p.starts_with('*') && !p.starts_with("**") && *p != "*");
+        let any_keyword = params.iter().any(|p| p.starts_with("**"));
+        let required = params.iter().filter(plain).any(|p| !p.contains('='));
+
+        for keyword in &named {
+            let said = answer(&call(name, required_positional, &[keyword]));
+            assert!(
+                !said.contains("unexpected keyword") && !said.contains("keyword arguments"),
+                "{name} refuses its documented parameter {keyword}: {said}"
+            );
+        }
+        if !any_keyword {
+            let said = answer(&call(name, 0, &["zz_unknown"]));
+            assert!(
+                said.contains("keyword"),
+                "{name} takes an undocumented keyword: {said:?}"
+            );
+        }
+        if !rest {
+            let said = answer(&call(name, positional_capacity + 1, &[]));
+            assert!(
+                said.contains("argument"),
+                "{name} takes {} positional arguments, more than documented: {said:?}",
+                positional_capacity + 1
+            );
+        }
+        if required {
+            let said = answer(&call(name, 0, &[]));
+            assert!(
+                said.contains("argument"),
+                "{name} runs without its required parameters: {said:?}"
+            );
+        }
+    }
+}
+
+/// No builtin is documented as `*args, **kwargs`: a builtin that binds by
+/// hand has its line in `SIGNATURES`.
+#[test]
+fn no_builtin_is_documented_as_args_and_kwargs() {
+    let docs = function_starlark::docs::builtins_markdown();
+    assert!(
+        !docs.contains("(*args, **kwargs)"),
+        "a builtin lacks its documented signature"
+    );
+}
