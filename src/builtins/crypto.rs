@@ -79,7 +79,7 @@ fn crypto_members(builder: &mut GlobalsBuilder) {
     ///
     /// # Example
     /// ```python
-    /// checksum = crypto.sha512(oxr["spec"]["config"])
+    /// checksum = crypto.sha512(oxr["spec"]["parameters"]["config"])
     /// ```
     fn sha512<'v>(data: Value<'v>) -> anyhow::Result<String> {
         let data = str_or_bytes("crypto.sha512", data)?;

@@ -84,7 +84,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
     ///
     /// # Example
     /// ```python
-    /// float("1.5"), float(2), float("-inf")  # 1.5, 2.0, -inf
+    /// float("1.5"), float(2), float("-inf")  # 1.5, 2.0, float("-inf")
     /// ```
     fn float<'v>(
         #[starlark(args)] args: UnpackTuple<Value<'v>>,

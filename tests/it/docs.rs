@@ -106,3 +106,99 @@ fn no_builtin_is_documented_as_args_and_kwargs() {
         "a builtin lacks its documented signature"
     );
 }
+
+/// The `python` code blocks of `markdown`, with the heading each is under.
+fn examples(markdown: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut heading = String::new();
+    let mut block: Option<String> = None;
+    for line in markdown.lines() {
+        match &mut block {
+            Some(code) if line == "```" => {
+                out.push((heading.clone(), std::mem::take(code)));
+                block = None;
+            }
+            Some(code) => {
+                code.push_str(line);
+                code.push('\n');
+            }
+            None if line == "```python" => block = Some(String::new()),
+            None if line.starts_with('#') => heading = line.to_owned(),
+            None => {}
+        }
+    }
+    out
+}
+
+/// An example line `expr  # value` as a check that `expr` equals `value`,
+/// when both halves are expressions; other lines as they are.
+fn checked(line: &str) -> String {
+    use starlark::syntax::{AstModule, Dialect};
+    let Some((expr, value)) = line.split_once("  # ") else {
+        return line.to_owned();
+    };
+    let check = format!(
+        "if ({expr}) != ({value}):\n    fail(\"the example gives\", repr(({expr})), \"not\", repr(({value})))"
+    );
+    match AstModule::parse("example.star", check.clone(), &Dialect::Extended) {
+        Ok(_) if !expr.trim_start().starts_with(char::is_uppercase) => check,
+        _ => line.to_owned(),
+    }
+}
+
+/// An observed XR the examples can read.
+const EXAMPLE_XR: &str = r"
+observed:
+  composite:
+    resource:
+      apiVersion: example.org/v1
+      kind: XNetwork
+      metadata:
+        name: net
+        labels: {team: platform}
+        annotations: {owner: ops}
+      spec:
+        parameters:
+          region: eu-west-1
+          config: '{}'
+          cidr: 10.0.0.0/16
+";
+
+/// Every example in the builtins reference runs, and each line written as
+/// `expr  # value` gives that value.
+#[test]
+fn the_reference_examples_run_and_give_what_they_say() {
+    let markdown = function_starlark::docs::builtins_markdown();
+    let mut failures = Vec::new();
+    let examples = examples(&markdown);
+    assert!(examples.len() > 50, "the reference has its examples");
+    let mut checks = 0;
+    for (heading, code) in examples {
+        let script: String = code.lines().map(|l| checked(l) + "\n").collect();
+        checks += script.matches("the example gives").count();
+        let rsp = crate::common::run(&script, EXAMPLE_XR);
+        let fatal: Vec<_> = rsp
+            .results
+            .iter()
+            .filter(|r| r.severity == 1)
+            .map(|r| r.message.clone())
+            .collect();
+        // `fail` and `fatal` show how a script stops.
+        let stops = heading.starts_with("## `fail(") || heading.starts_with("## `fatal(");
+        if stops {
+            assert_eq!(fatal.len(), 1, "{heading} stops the script");
+        } else if !fatal.is_empty() {
+            failures.push(format!("{heading}\n{script}\n=> {}", fatal.join("\n")));
+        }
+    }
+    assert!(
+        checks >= 35,
+        "the examples state their results ({checks} checked)"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} examples fail:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
