@@ -49,6 +49,7 @@ pub mod input;
 pub mod loader;
 pub mod meter;
 pub mod metrics;
+pub mod panics;
 pub mod server;
 pub mod syntax;
 #[cfg(test)]

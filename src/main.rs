@@ -2,6 +2,7 @@ use function_starlark::cli::Cli;
 use function_starlark::engine::worker;
 
 fn main() -> std::process::ExitCode {
+    function_starlark::panics::install();
     let mut args = std::env::args();
     if args.nth(1).as_deref() == Some(worker::ARG) {
         return worker::main(&args.next().unwrap_or_default());

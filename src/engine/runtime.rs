@@ -373,11 +373,7 @@ impl Runtime {
 /// can address) are the memory budget's; any other is reported with the
 /// interpreter's words.
 fn panicked(filename: &str, payload: &(dyn std::any::Any + Send)) -> Error {
-    let text = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_default();
+    let text = crate::panics::message(payload);
     // "AlignedSize must not exceed u32::MAX": starlark-rust's largest value.
     if ["capacity overflow", "allocat", "must not exceed"]
         .iter()

@@ -31,6 +31,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("error", 1),
     ("meter", 1),
     ("cache", 1),
+    ("panics", 1),
 ];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -33,6 +33,11 @@ fn call(name: &str, positional: usize, keywords: &[&str]) -> String {
     format!("{name}({})", args.join(", "))
 }
 
+/// A parameter, not the `/` or `*` marker, `*rest` or `**kwargs`.
+fn plain(p: &str) -> bool {
+    p != "/" && !p.starts_with('*')
+}
+
 /// Every hand-bound builtin accepts what its documented signature says and
 /// refuses what it does not: each named parameter by name, no unknown
 /// keyword (unless `**`), no positional argument past the last positional
@@ -44,25 +49,22 @@ fn hand_bound_builtins_take_their_documented_signatures() {
         let params: Vec<&str> = params.split(", ").collect();
         let slash = params.iter().position(|p| *p == "/");
         let star = params.iter().position(|p| p.starts_with('*'));
-        fn plain(p: &&&str) -> bool {
-            **p != "/" && !p.starts_with('*')
-        }
         let positional_only: Vec<&str> = params[..slash.unwrap_or(0)].to_vec();
         let required_positional = positional_only.iter().filter(|p| !p.contains('=')).count();
         let named: Vec<&str> = params[slash.map_or(0, |s| s + 1)..]
             .iter()
-            .filter(plain)
+            .filter(|p| plain(p))
             .map(|p| p.split('=').next().unwrap_or(p))
             .collect();
         let positional_capacity = params[..star.unwrap_or(params.len())]
             .iter()
-            .filter(plain)
+            .filter(|p| plain(p))
             .count();
         let rest = params
             .iter()
             .any(|p| p.starts_with('*') && !p.starts_with("**") && *p != "*");
         let any_keyword = params.iter().any(|p| p.starts_with("**"));
-        let required = params.iter().filter(plain).any(|p| !p.contains('='));
+        let required = params.iter().filter(|p| plain(p)).any(|p| !p.contains('='));
 
         for keyword in &named {
             let said = answer(&call(name, required_positional, &[keyword]));
@@ -123,7 +125,7 @@ fn examples(markdown: &str) -> Vec<(String, String)> {
                 code.push('\n');
             }
             None if line == "```python" => block = Some(String::new()),
-            None if line.starts_with('#') => heading = line.to_owned(),
+            None if line.starts_with('#') => line.clone_into(&mut heading),
             None => {}
         }
     }

@@ -29,8 +29,6 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::{self, BufRead, Read};
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::Once;
 use std::time::Instant;
 
 use libyaml_safer::{
@@ -463,28 +461,10 @@ fn check_flow_plain(source: &str, start: usize, end: usize, closing: char) -> Re
 ///
 /// libyaml-safer panics where libyaml reads the NUL after the input (a
 /// double-quoted scalar ending in `\\`) and where libyaml-safer has a
-/// `TODO` (a tag followed by `,` in a flow collection). Its panics are kept
-/// out of the log: they are answered as errors.
+/// `TODO` (a tag followed by `,` in a flow collection). Its panics are
+/// answered as errors and kept out of the log.
 fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    static QUIET: Once = Once::new();
-    QUIET.call_once(|| {
-        let previous = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if !info
-                .location()
-                .is_some_and(|l| l.file().contains("libyaml-safer"))
-            {
-                previous(info);
-            }
-        }));
-    });
-    panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
-        payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_default()
-    })
+    crate::panics::quietly(f)
 }
 
 /// The error for a parse of `source` that panicked with `message`.
