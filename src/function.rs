@@ -156,7 +156,26 @@ impl StarlarkFunction {
         // `check` reads the script that `script_filename` found named.
         let decoded = input::decode(head.input.as_ref())
             .and_then(|input| input::script_filename(&input).map(|_| input));
-        let checked = match decoded.and_then(|input| input::check(input, &self.settings)) {
+        let checked = match decoded {
+            // A mounted script is read from disk: off the async threads.
+            Ok(input)
+                if input
+                    .spec
+                    .as_ref()
+                    .is_some_and(|s| s.script_config_ref.is_some()) =>
+            {
+                let settings = Arc::clone(&self.settings);
+                tokio::task::spawn_blocking(move || input::check(input, &settings))
+                    .await
+                    .unwrap_or_else(|e| {
+                        Err(crate::error::Error::ScriptConfig(format!(
+                            "reading the mounted script: {e}"
+                        )))
+                    })
+            }
+            decoded => decoded.and_then(|input| input::check(input, &self.settings)),
+        };
+        let checked = match checked {
             Ok(Plan::Passthrough { filename }) => {
                 let labels = self.metrics.labels(&filename);
                 let answer = match evaluate::decode(&bytes) {

@@ -78,7 +78,9 @@ impl Target {
 pub enum Refusal {
     /// A short form with no default registry to expand it with.
     NoDefaultRegistry(String),
-    /// Any other rule of modules.md §5 or §8.1.
+    /// Any other malformed target: a package-local load (`./x.star`) outside
+    /// an OCI module or from a caller that does not parse, or a local name
+    /// with a path separator or without `.star`.
     Invalid(String),
 }
 
@@ -180,10 +182,10 @@ enum Scan {
 impl Sources {
     /// Reads every module the request can reach before evaluation: walks
     /// the loads of the main script and of every inline module, resolves
-    /// the OCI targets found (modules.md §11), and reads each local module
-    /// any of those files names, until nothing new turns up. Local lookup
-    /// failures are kept, not raised: they are reported when the `load`
-    /// statement runs.
+    /// the OCI targets found (fetching their artifacts), and reads each
+    /// local module any of those files names, until nothing new turns up.
+    /// Local lookup failures are kept, not raised: they are reported when
+    /// the `load` statement runs.
     pub async fn gather(
         checked: &Checked,
         resolver: &OciResolver,
@@ -277,13 +279,13 @@ impl Sources {
             if pending.is_empty() {
                 break;
             }
-            let resolution = resolution.get_or_insert_with(|| {
-                Resolution::new(
-                    resolver,
-                    Access::new(&checked.oci, request, resolver.config()),
-                    registry,
-                )
-            });
+            if resolution.is_none() {
+                let access = Access::new(&checked.oci, request, resolver.config()).await;
+                resolution = Some(Resolution::new(resolver, access, registry));
+            }
+            let Some(resolution) = resolution.as_mut() else {
+                continue;
+            };
             let started = std::time::Instant::now();
             let outcome = resolution.resolve(std::mem::take(&mut pending)).await;
             resolve_time = Some(resolve_time.unwrap_or_default() + started.elapsed());
@@ -456,8 +458,9 @@ mod tests {
 
     #[test]
     fn short_forms_expand_with_the_default_registry() {
-        // modules.md §17 items 14, 19; the embedded stdlib answers only
-        // when no default registry is configured.
+        // Short forms, with a tag or a digest, expand with the default registry, stdlib
+        // short forms too; the embedded stdlib answers only when no default registry is
+        // configured, and without one other short forms are refused.
         let hex = "ab".repeat(32);
         assert_eq!(
             classify("lib:v1/x.star", "c.star", Some("ghcr.io/acme")),

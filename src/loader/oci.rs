@@ -1,4 +1,4 @@
-//! Modules from OCI registries (modules.md §11–§14): resolving a request's
+//! Modules from OCI registries (docs/modules.md): resolving a request's
 //! OCI load targets level by level before evaluation, fetching artifacts
 //! with `oci-client`, and the process-wide caches that spare the registry.
 //!
@@ -17,7 +17,7 @@ pub mod reference;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use function_sdk_rust::proto::v1::{RunFunctionRequest, credentials::Source};
@@ -402,19 +402,30 @@ fn chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-/// What one request may use to reach registries: its insecure list and its
-/// credential chain.
+/// What one request may use to reach registries: its insecure list, its
+/// credential chain and its HTTP clients.
+///
+/// The clients (one per protocol) serve every artifact of the request and
+/// keep their connections between them; they are not shared between
+/// requests because a client caches the registry tokens it obtained with
+/// this request's credentials.
 pub struct Access {
     insecure: Vec<String>,
     keychain: Keychain,
     connect_timeout: Duration,
     read_timeout: Duration,
+    http: OnceLock<Client>,
+    https: OnceLock<Client>,
 }
 
 impl Access {
     /// The access of a request with `settings`, whose `credentials` may
     /// hold the Docker config named by `dockerConfigCredential`.
-    pub fn new(settings: &OciSettings, request: &RunFunctionRequest, config: &OciConfig) -> Access {
+    pub async fn new(
+        settings: &OciSettings,
+        request: &RunFunctionRequest,
+        config: &OciConfig,
+    ) -> Access {
         let credential = settings
             .docker_config_credential
             .as_deref()
@@ -429,9 +440,12 @@ impl Access {
                 &config.secrets_dir,
                 settings.docker_config_secret.as_deref(),
                 config.host_docker_config.as_deref(),
-            ),
+            )
+            .await,
             connect_timeout: config.connect_timeout,
             read_timeout: config.read_timeout,
+            http: OnceLock::new(),
+            https: OnceLock::new(),
         }
     }
 
@@ -451,12 +465,24 @@ impl Access {
             self.keychain
                 .auth(&reference.registry, &reference.repository)
         };
-        let client = Client::new(ClientConfig {
-            protocol,
-            connect_timeout: Some(self.connect_timeout),
-            read_timeout: Some(self.read_timeout),
-            ..ClientConfig::default()
-        });
+        let (slot, https) = match protocol {
+            ClientProtocol::Https => (&self.https, true),
+            _ => (&self.http, false),
+        };
+        let client = slot
+            .get_or_init(|| {
+                Client::new(ClientConfig {
+                    protocol: if https {
+                        ClientProtocol::Https
+                    } else {
+                        ClientProtocol::Http
+                    },
+                    connect_timeout: Some(self.connect_timeout),
+                    read_timeout: Some(self.read_timeout),
+                    ..ClientConfig::default()
+                })
+            })
+            .clone();
         let oci_reference = match &reference.digest {
             Some(digest) => Reference::with_digest(
                 reference.registry.clone(),

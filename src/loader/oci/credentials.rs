@@ -1,6 +1,7 @@
-//! Registry credentials (modules.md §14.2): a chain of Docker config files
-//! — the request's credential, a mounted secret, the host's own config —
-//! asked in order; the first that has credentials for a registry wins.
+//! Registry credentials (docs/modules.md, "Credentials"): a chain of Docker
+//! config files — the request's credential, a mounted secret, the host's
+//! own config — asked in order; the first that has credentials for a
+//! registry wins.
 //! Problems with a source never fail a request: the source is skipped.
 
 use std::collections::{BTreeMap, HashMap};
@@ -39,9 +40,10 @@ impl DockerConfig {
         serde_json::from_slice(bytes).ok()
     }
 
-    /// Reads and parses the config at `path`, if it is there and valid.
-    pub fn read(path: &Path) -> Option<DockerConfig> {
-        DockerConfig::parse(&std::fs::read(path).ok()?)
+    /// Reads and parses the config at `path`, if it is there and valid
+    /// (without blocking an async thread).
+    pub async fn read(path: &Path) -> Option<DockerConfig> {
+        DockerConfig::parse(&tokio::fs::read(path).await.ok()?)
     }
 
     /// The credentials this config has for `registry/repository`: an entry
@@ -124,7 +126,7 @@ impl Keychain {
     /// Builds the chain: the request credential's config (`config.json`,
     /// else `.dockerconfigjson`), then the mounted secret
     /// `<secrets_dir>/<secret>/config.json`, then the host's config.
-    pub fn new(
+    pub async fn new(
         request_credential: Option<&HashMap<String, Vec<u8>>>,
         secrets_dir: &Path,
         secret: Option<&str>,
@@ -143,14 +145,14 @@ impl Keychain {
             && crate::input::stays_inside(name)
         {
             let dir = secrets_dir.join(name);
-            if dir.is_dir()
-                && let Some(config) = DockerConfig::read(&dir.join("config.json"))
+            if tokio::fs::metadata(&dir).await.is_ok_and(|m| m.is_dir())
+                && let Some(config) = DockerConfig::read(&dir.join("config.json")).await
             {
                 sources.push(config);
             }
         }
         if let Some(path) = host_config
-            && let Some(config) = DockerConfig::read(path)
+            && let Some(config) = DockerConfig::read(path).await
         {
             sources.push(config);
         }
@@ -247,8 +249,8 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn the_chain_asks_its_sources_in_order_and_skips_unusable_ones() {
+    #[tokio::test]
+    async fn the_chain_asks_its_sources_in_order_and_skips_unusable_ones() {
         let dir = tempfile::tempdir().unwrap();
         let secret = dir.path().join("regcred");
         std::fs::create_dir(&secret).unwrap();
@@ -262,12 +264,12 @@ mod tests {
             br#"{"auths": {"r.io": {"username": "request", "password": "q"}}}"#.to_vec(),
         )]
         .into();
-        let chain = Keychain::new(Some(&request), dir.path(), Some("regcred"), None);
+        let chain = Keychain::new(Some(&request), dir.path(), Some("regcred"), None).await;
         assert!(same(&chain.auth("r.io", "a/b"), &basic("request", "q")));
         assert!(same(&chain.auth("s.io", "a/b"), &basic("secret", "s")));
         assert!(same(&chain.auth("t.io", "a/b"), &RegistryAuth::Anonymous));
         for bad in ["../regcred", "/etc", "", "missing"] {
-            let chain = Keychain::new(None, dir.path(), Some(bad), None);
+            let chain = Keychain::new(None, dir.path(), Some(bad), None).await;
             assert!(
                 same(&chain.auth("s.io", "a/b"), &RegistryAuth::Anonymous),
                 "{bad}"
@@ -275,7 +277,7 @@ mod tests {
         }
         let garbage: HashMap<String, Vec<u8>> =
             [("config.json".to_owned(), b"not json".to_vec())].into();
-        let chain = Keychain::new(Some(&garbage), dir.path(), Some("regcred"), None);
+        let chain = Keychain::new(Some(&garbage), dir.path(), Some("regcred"), None).await;
         assert!(same(&chain.auth("r.io", "a/b"), &basic("secret", "s")));
     }
 
