@@ -1,7 +1,7 @@
 //! Writing what a run recorded into the response, stage by stage in the
-//! reference's order. A stage that fails returns the error with everything
-//! before it already applied, which is exactly what the reference leaves in
-//! the response for that failure.
+//! Go implementation's order. A stage that fails returns the error with
+//! everything before it already applied, which is exactly what the Go
+//! implementation leaves in the response for that failure.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -18,7 +18,9 @@ use sha2::{Digest, Sha256};
 
 use crate::builtins::conditions::COMPOSED_RESOURCES_READY;
 use crate::builtins::resources::RESOURCE_NAME_LABEL;
-use crate::effects::{Condition, DependencyKind, Effects, Event, Match, Severity, Target};
+use crate::effects::{
+    Condition, Dependency, DependencyKind, Effects, Emitted, Event, Match, Severity, Target,
+};
 use crate::error::Error;
 use crate::go::duration::{parse_go_duration, to_seconds_nanos};
 
@@ -78,7 +80,8 @@ pub fn apply_fatal(rsp: &mut RunFunctionResponse, effects: &Effects, message: St
     apply_requirements(rsp, effects);
 }
 
-/// The success path, S9 to S20.
+/// The success path: each stage below writes its part of the response, in
+/// the order the response is built.
 pub fn apply_success(
     rsp: &mut RunFunctionResponse,
     request: &RunFunctionRequest,
@@ -89,143 +92,217 @@ pub fn apply_success(
 ) -> Result<Applied, Error> {
     // Applying is the last use of what the run emitted: take it rather than copy.
     let mut resources = std::mem::take(&mut *effects.resources.borrow_mut());
-    let mut gating_defers: Vec<(String, String)> = Vec::new();
-    let mut sequencing_event = None;
-    let mut deferred_count = 0;
-
-    // S9: dependencies.
-    let dependencies = effects.dependencies.borrow();
-    if !dependencies.is_empty() {
-        let known: BTreeSet<&str> = resources.keys().map(String::as_str).collect();
-        let available = known
-            .iter()
-            .map(|n| format!("{n:?}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        for d in dependencies.iter() {
-            if d.kind == DependencyKind::Ref && !known.contains(d.dependency.as_str()) {
-                return Err(Error::Dependency(format!(
-                    "Resource({:?}): depends_on references {:?} which was not created by this script; available resources: [{available}]",
-                    d.dependent, d.dependency
-                )));
-            }
-        }
-        let edges: Vec<(&str, &str)> = dependencies
-            .iter()
-            .map(|d| (d.dependent.as_str(), d.dependency.as_str()))
-            .collect();
-        if let Some(cycle) = find_cycle(&edges) {
-            return Err(Error::Dependency(format!(
-                "circular dependency detected: {}",
-                cycle.join(" -> ")
-            )));
-        }
-        for d in dependencies.iter() {
-            if d.kind == DependencyKind::Name && !known.contains(d.dependency.as_str()) {
-                response::warning(
-                    rsp,
-                    format!(
-                        "depends_on: {:?} (string ref in Resource({:?})) does not match any resource created by this script; available resources: [{available}]",
-                        d.dependency, d.dependent
-                    ),
-                );
-            }
-        }
-
-        let mut seen = BTreeSet::new();
-        for d in dependencies.iter() {
-            if !seen.insert((d.dependent.as_str(), d.dependency.as_str())) {
-                continue;
-            }
-            let (name, body) = usage(settings.usage_api, &d.dependent, &d.dependency, &resources);
-            let desired = response::desired_composed(rsp, name);
-            *desired = pb::Resource {
-                resource: Some(body),
-                connection_details: HashMap::new(),
-                ready: Ready::True as i32,
-            };
-        }
-
-        let ttl = match settings.sequencing_ttl {
-            None => DEFAULT_SEQUENCING_TTL,
-            Some(raw) => match parse_go_duration(raw) {
-                Ok(nanos) => duration_from_nanos(nanos),
-                Err(e) => {
-                    return Err(Error::SequencingTtl {
-                        value: raw.to_owned(),
-                        detail: e.to_string(),
-                    });
-                }
-            },
-        };
-
-        let observed = request.observed.as_ref().map(|o| &o.resources);
-        let mut waiting: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-        for d in dependencies.iter() {
-            let reasons = unmet(observed, &d.dependency, d.field_path.as_deref());
-            if !reasons.is_empty() {
-                waiting
-                    .entry(d.dependent.as_str())
-                    .or_default()
-                    .extend(reasons);
-            }
-        }
-        let deferred: Vec<(&str, Vec<String>)> = waiting
-            .into_iter()
-            .filter(|(dependent, _)| !observed.is_some_and(|o| o.contains_key(*dependent)))
-            .collect();
-        if deferred.is_empty() {
-            set_ttl(rsp, None);
-        } else {
-            for (name, reasons) in &deferred {
-                resources.remove(*name);
-                gating_defers.push(((*name).to_owned(), reasons.join("; ")));
-            }
-            deferred_count = deferred.len();
-            set_ttl(rsp, Some(ttl));
-            let names: Vec<&str> = deferred.iter().map(|(n, _)| *n).collect();
-            sequencing_event = Some(format!(
-                "Creation sequencing: {} resource(s) deferred: {}",
-                names.len(),
-                names.join(", ")
-            ));
-        }
-    }
-    drop(dependencies);
-
-    // S10: the script's own TTL beats sequencing.
+    let sequencing = sequence(rsp, request, effects, &mut resources, settings)?;
+    // The script's own TTL beats sequencing's.
     if let Some(nanos) = effects.response_ttl.get() {
         set_ttl(rsp, (nanos != 0).then(|| duration_from_nanos(nanos)));
     }
-
-    // S11: composed resources.
     let emitted = resources.len();
+    emit_resources(rsp, resources);
+    let readiness = readiness(effects, &sequencing.defers);
+    set_composite(rsp, dxr.map_err(Error::Dxr)?, readiness.as_ref());
+    merge_context(rsp, context.map_err(Error::Context)?);
+    set_connection_details(rsp, effects);
+    push_conditions(rsp, effects, readiness.and_then(|(_, gating)| gating));
+    push_events(rsp, effects, sequencing.event);
+    apply_requirements(rsp, effects);
+    for warning in effects.requirement_warnings.borrow().iter() {
+        response::warning(rsp, warning.clone());
+    }
+    response::normal(rsp, SUCCESS_MESSAGE);
+    Ok(Applied {
+        emitted,
+        deferred: sequencing.defers.len(),
+    })
+}
+
+/// What creation sequencing decided.
+#[derive(Default)]
+struct Sequencing {
+    /// The deferred resources and why each waits.
+    defers: Vec<(String, String)>,
+    /// The warning that names the deferred resources.
+    event: Option<String>,
+}
+
+/// Creation sequencing: checks the declared dependencies, writes a Usage
+/// for each, and holds back every resource whose dependencies are not
+/// ready yet (asking to be called again after the sequencing TTL).
+fn sequence(
+    rsp: &mut RunFunctionResponse,
+    request: &RunFunctionRequest,
+    effects: &Effects,
+    resources: &mut BTreeMap<String, Emitted>,
+    settings: &DependencySettings,
+) -> Result<Sequencing, Error> {
+    let dependencies = effects.dependencies.borrow();
+    if dependencies.is_empty() {
+        return Ok(Sequencing::default());
+    }
+    check_dependencies(rsp, &dependencies, resources)?;
+    emit_usages(rsp, &dependencies, resources, settings.usage_api);
+    let ttl = sequencing_ttl(settings.sequencing_ttl)?;
+    let sequencing = defer_unready(request, &dependencies, resources);
+    set_ttl(rsp, (!sequencing.defers.is_empty()).then_some(ttl));
+    Ok(sequencing)
+}
+
+/// Refuses a `depends_on` naming a resource value this script did not
+/// create and a dependency cycle; warns of a name that matches nothing.
+fn check_dependencies(
+    rsp: &mut RunFunctionResponse,
+    dependencies: &[Dependency],
+    resources: &BTreeMap<String, Emitted>,
+) -> Result<(), Error> {
+    let known: BTreeSet<&str> = resources.keys().map(String::as_str).collect();
+    let available = known
+        .iter()
+        .map(|n| format!("{n:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    for d in dependencies {
+        if d.kind == DependencyKind::Ref && !known.contains(d.dependency.as_str()) {
+            return Err(Error::Dependency(format!(
+                "Resource({:?}): depends_on references {:?} which was not created by this script; available resources: [{available}]",
+                d.dependent, d.dependency
+            )));
+        }
+    }
+    let edges: Vec<(&str, &str)> = dependencies
+        .iter()
+        .map(|d| (d.dependent.as_str(), d.dependency.as_str()))
+        .collect();
+    if let Some(cycle) = find_cycle(&edges) {
+        return Err(Error::Dependency(format!(
+            "circular dependency detected: {}",
+            cycle.join(" -> ")
+        )));
+    }
+    for d in dependencies {
+        if d.kind == DependencyKind::Name && !known.contains(d.dependency.as_str()) {
+            response::warning(
+                rsp,
+                format!(
+                    "depends_on: {:?} (string ref in Resource({:?})) does not match any resource created by this script; available resources: [{available}]",
+                    d.dependency, d.dependent
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// One ready Usage per distinct dependency edge, protecting the dependency
+/// from deletion while its dependent exists.
+fn emit_usages(
+    rsp: &mut RunFunctionResponse,
+    dependencies: &[Dependency],
+    resources: &BTreeMap<String, Emitted>,
+    api: UsageApi,
+) {
+    let mut seen = BTreeSet::new();
+    for d in dependencies {
+        if !seen.insert((d.dependent.as_str(), d.dependency.as_str())) {
+            continue;
+        }
+        let (name, body) = usage(api, &d.dependent, &d.dependency, resources);
+        *response::desired_composed(rsp, name) = pb::Resource {
+            resource: Some(body),
+            connection_details: HashMap::new(),
+            ready: Ready::True as i32,
+        };
+    }
+}
+
+/// `spec.sequencingTTL`, or the default when it is not given.
+fn sequencing_ttl(raw: Option<&str>) -> Result<Duration, Error> {
+    let Some(raw) = raw else {
+        return Ok(DEFAULT_SEQUENCING_TTL);
+    };
+    parse_go_duration(raw)
+        .map(duration_from_nanos)
+        .map_err(|e| Error::SequencingTtl {
+            value: raw.to_owned(),
+            detail: e.to_string(),
+        })
+}
+
+/// Removes from `resources` every dependent that is not observed yet and
+/// whose dependencies are not ready, with the reasons it waits.
+fn defer_unready(
+    request: &RunFunctionRequest,
+    dependencies: &[Dependency],
+    resources: &mut BTreeMap<String, Emitted>,
+) -> Sequencing {
+    let observed = request.observed.as_ref().map(|o| &o.resources);
+    let mut waiting: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for d in dependencies {
+        let reasons = unmet(observed, &d.dependency, d.field_path.as_deref());
+        if !reasons.is_empty() {
+            waiting
+                .entry(d.dependent.as_str())
+                .or_default()
+                .extend(reasons);
+        }
+    }
+    let deferred: Vec<(&str, Vec<String>)> = waiting
+        .into_iter()
+        .filter(|(dependent, _)| !observed.is_some_and(|o| o.contains_key(*dependent)))
+        .collect();
+    if deferred.is_empty() {
+        return Sequencing::default();
+    }
+    let mut defers = Vec::with_capacity(deferred.len());
+    for (name, reasons) in &deferred {
+        resources.remove(*name);
+        defers.push(((*name).to_owned(), reasons.join("; ")));
+    }
+    let names: Vec<&str> = deferred.iter().map(|(n, _)| *n).collect();
+    Sequencing {
+        defers,
+        event: Some(format!(
+            "Creation sequencing: {} resource(s) deferred: {}",
+            names.len(),
+            names.join(", ")
+        )),
+    }
+}
+
+/// The composed resources the script emitted (and sequencing kept).
+fn emit_resources(rsp: &mut RunFunctionResponse, resources: BTreeMap<String, Emitted>) {
     for (name, r) in resources {
-        let desired = response::desired_composed(rsp, name);
-        *desired = pb::Resource {
+        *response::desired_composed(rsp, name) = pb::Resource {
             resource: Some(r.body),
             connection_details: r.connection_details.into_iter().collect(),
             ready: r.ready as i32,
         };
     }
+}
 
-    // S12: the desired composite body is `dxr` as the script left it.
-    let dxr = dxr.map_err(Error::Dxr)?;
-    response::desired_composite(rsp).resource = Some(dxr);
-
-    // S13: composite readiness.
-    let readiness = readiness(effects, &gating_defers);
-    if let Some((ready, _)) = &readiness {
-        response::desired_composite(rsp).ready =
-            if *ready { Ready::True } else { Ready::False } as i32;
+/// The desired composite: its body is `dxr` as the script left it, its
+/// readiness what the script or sequencing decided.
+fn set_composite(
+    rsp: &mut RunFunctionResponse,
+    dxr: Struct,
+    readiness: Option<&(bool, Option<Condition>)>,
+) {
+    let composite = response::desired_composite(rsp);
+    composite.resource = Some(dxr);
+    if let Some((ready, _)) = readiness {
+        composite.ready = if *ready { Ready::True } else { Ready::False } as i32;
     }
+}
 
-    // S14: context keys overwrite, others are kept.
-    let context = context.map_err(Error::Context)?;
-    let merged = rsp.context.get_or_insert_default();
-    merged.fields.extend(context.fields);
+/// The script's context keys overwrite the pipeline's; the others are kept.
+fn merge_context(rsp: &mut RunFunctionResponse, context: Struct) {
+    rsp.context
+        .get_or_insert_default()
+        .fields
+        .extend(context.fields);
+}
 
-    // S15: XR connection details.
+/// The XR's connection details the script set.
+fn set_connection_details(rsp: &mut RunFunctionResponse, effects: &Effects) {
     let details = effects.xr_connection_details.borrow();
     if !details.is_empty() {
         let composite = response::desired_composite(rsp);
@@ -233,35 +310,26 @@ pub fn apply_success(
             composite.connection_details.insert(k.clone(), v.clone());
         }
     }
+}
 
-    // S16: conditions, the gating condition last.
+/// The script's conditions, then the gating condition readiness adds.
+fn push_conditions(rsp: &mut RunFunctionResponse, effects: &Effects, gating: Option<Condition>) {
     for condition in effects.conditions.borrow().iter() {
         push_condition(rsp, condition);
     }
-    if let Some((_, Some(condition))) = &readiness {
+    if let Some(condition) = &gating {
         push_condition(rsp, condition);
     }
+}
 
-    // S17: events, then the sequencing summary.
+/// The script's events, then the sequencing summary.
+fn push_events(rsp: &mut RunFunctionResponse, effects: &Effects, sequencing: Option<String>) {
     for event in effects.events.borrow().iter() {
         push_event(rsp, event);
     }
-    if let Some(message) = sequencing_event {
+    if let Some(message) = sequencing {
         response::warning(rsp, message);
     }
-
-    // S18, S19: requirements and their warnings.
-    apply_requirements(rsp, effects);
-    for warning in effects.requirement_warnings.borrow().iter() {
-        response::warning(rsp, warning.clone());
-    }
-
-    // S20.
-    response::normal(rsp, SUCCESS_MESSAGE);
-    Ok(Applied {
-        emitted,
-        deferred: deferred_count,
-    })
 }
 
 fn duration_from_nanos(nanos: i64) -> Duration {
