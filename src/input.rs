@@ -227,7 +227,7 @@ pub fn check(input: StarlarkInput, settings: &Settings) -> Result<Plan, Error> {
     })))
 }
 
-/// Merges the OCI fields of `spec` with the environment (modules.md §2):
+/// Merges the OCI fields of `spec` with the environment variables behind them:
 /// a non-empty spec value wins. The loader checks that a default registry
 /// that is set is valid, even when nothing uses it.
 fn oci_settings(spec: &Spec, settings: &Settings) -> Result<OciSettings, Error> {
@@ -461,7 +461,8 @@ mod tests {
 
     #[test]
     fn the_default_registry_comes_from_spec_or_environment() {
-        // modules.md §17 items 15, 16, 17
+        // The spec's registry wins over the environment's; an `oci://` prefix and a
+        // trailing slash are dropped.
         let env: &[(&str, &str)] = &[("STARLARK_OCI_DEFAULT_REGISTRY", "ghcr.io/env")];
         let o = oci(
             json!({"source": "x", "ociDefaultRegistry": "ghcr.io/spec"}),
@@ -495,7 +496,8 @@ mod tests {
 
     #[test]
     fn insecure_registries_and_credentials_merge_spec_and_environment() {
-        // item 77
+        // A non-empty spec value wins; an empty list falls back to the environment,
+        // whose comma-separated list is trimmed and loses its empty entries.
         let env: &[(&str, &str)] = &[
             ("STARLARK_OCI_INSECURE_REGISTRIES", " a:1 , ,b:2"),
             ("STARLARK_DOCKER_CONFIG_SECRET", "env-secret"),

@@ -1,6 +1,6 @@
-//! The measured go.starlark.net vs starlark-rust vectors
-//! (`starlark-compat-vectors.md`), transcribed into `tests/compat/vectors.txt`
-//! and run through the real function, request in and response out.
+//! The go.starlark.net vs starlark-rust vectors measured on both
+//! interpreters, recorded in `tests/compat/vectors.txt` and run through the
+//! real function, request in and response out.
 //!
 //! Each vector has a status (the file's header explains the format):
 //!
@@ -14,7 +14,7 @@
 //!   the project result is pinned when the file gives one.
 //!
 //! A vector that starts matching Go while it is classified otherwise fails
-//! too, so that its classification (and the README's departures) is kept
+//! too, so that its classification (and docs/departures.md) is kept
 //! honest. `COMPAT_VECTORS_RECORD=path` writes every actual result to `path`
 //! (JSON) instead of checking.
 
@@ -342,7 +342,7 @@ fn every_vector_keeps_its_classification() {
                 Some("no longer fails, where both interpreters reject it")
             }
             Status::Departure | Status::Optional if actual == v.go => {
-                Some("now gives the Go result: classify it as `go` and update the README")
+                Some("now gives the Go result: classify it as `go` and update docs/departures.md")
             }
             Status::Departure | Status::Optional
                 if v.project.as_ref().is_some_and(|p| *p != actual) =>

@@ -1,5 +1,8 @@
-//! The "Response checklist" of the pipeline spec (§12, items 1–102), one
-//! test per item or per small group of closely related items.
+//! The response checklist: one test per behaviour of a RunFunction response,
+//! grouped by topic (input, desired state, conversions, globals,
+//! requirements, conditions and events, failures, labels, conditional
+//! resources, dependencies, readiness, `skip_resource`, ConfigMap scripts,
+//! metrics).
 
 use crate::common;
 
@@ -265,7 +268,9 @@ fn encode(registry: &Registry) -> String {
 // ---------------------------------------------------------------------------
 // Input
 
-// §12 item 1
+/// A request without input gets one Fatal result (a source is required) and the
+/// default TTL; desired state and context go back as received, with no
+/// conditions or requirements.
 #[test]
 fn a_request_without_input_is_fatal_and_leaves_the_rest_as_received() {
     let yaml = r"
@@ -285,14 +290,15 @@ context: {my-key: my-value}
     assert!(rsp.get("requirements").is_none());
 }
 
-// §12 item 2
+/// An input whose spec is empty fails: a source or a `scriptConfigRef` is
+/// required.
 #[test]
 fn an_input_with_an_empty_spec_needs_a_source() {
     let rsp = run_input("{}", Some(json!({"spec": {}})));
     assert_eq!(only_fatal(&rsp), SOURCE_REQUIRED);
 }
 
-// §12 item 3
+/// An input whose spec is a string cannot be decoded.
 #[test]
 fn an_input_whose_spec_is_a_string_cannot_be_decoded() {
     let rsp = run_input("{}", Some(json!({"spec": "x = 1"})));
@@ -300,7 +306,7 @@ fn an_input_whose_spec_is_a_string_cannot_be_decoded() {
     assert!(msg.starts_with("cannot get Function input: "), "{msg}");
 }
 
-// §12 item 4
+/// An input whose spec has an unknown member cannot be decoded.
 #[test]
 fn an_input_with_an_unknown_member_cannot_be_decoded() {
     let rsp = run_input("{}", Some(json!({"spec": {"source": "x = 1", "foo": 1}})));
@@ -308,7 +314,8 @@ fn an_input_with_an_unknown_member_cannot_be_decoded() {
     assert!(msg.starts_with("cannot get Function input: "), "{msg}");
 }
 
-// §12 item 5
+/// The input's `apiVersion` and `kind` are not checked: any values run the
+/// script.
 #[test]
 fn the_input_api_version_and_kind_are_not_checked() {
     let rsp = run_input(
@@ -321,7 +328,8 @@ fn the_input_api_version_and_kind_are_not_checked() {
     );
 }
 
-// §12 item 6
+/// The response carries the request's tag after success, a compile error,
+/// `fatal()`, a run-time error, a missing input and an undecodable input.
 #[test]
 fn every_response_carries_the_request_tag() {
     let yaml = "meta: {tag: my-tag-42}";
@@ -339,7 +347,9 @@ fn every_response_carries_the_request_tag() {
 // ---------------------------------------------------------------------------
 // Base response and desired state
 
-// §12 item 7
+/// A trivial script on an empty request gives one Normal success result
+/// targeting the composite, an empty context and desired composite, no
+/// resources and the default TTL.
 #[test]
 fn a_trivial_script_on_an_empty_request_yields_the_base_response() {
     let rsp = run("x = 1 + 2", "{}");
@@ -354,7 +364,8 @@ fn a_trivial_script_on_an_empty_request_yields_the_base_response() {
     assert_eq!(ttl(&rsp), Some("60s"));
 }
 
-// §12 item 8
+/// Desired resources from earlier steps are returned unchanged; no
+/// resource-name label is added to them.
 #[test]
 fn prior_desired_resources_are_returned_unchanged() {
     let yaml = r"
@@ -374,7 +385,7 @@ desired:
     }
 }
 
-// §12 item 9
+/// The desired composite from earlier steps is returned as received.
 #[test]
 fn the_prior_desired_composite_round_trips() {
     let rsp = ok(run(
@@ -387,7 +398,8 @@ fn the_prior_desired_composite_round_trips() {
     );
 }
 
-// §12 item 10
+/// `Resource()` adds the resource-name label to the body and leaves readiness
+/// unspecified.
 #[test]
 fn a_resource_gets_the_resource_name_label_and_unspecified_readiness() {
     let rsp = ok(run("Resource('b', {'apiVersion':'v1','kind':'B'})", "{}"));
@@ -398,7 +410,8 @@ fn a_resource_gets_the_resource_name_label_and_unspecified_readiness() {
     assert_eq!(resource_ready(&rsp, "b"), "READY_UNSPECIFIED");
 }
 
-// §12 item 11
+/// `ready=True` and `ready=False` map to `READY_TRUE` and `READY_FALSE`; any
+/// other value is a script error.
 #[test]
 fn the_ready_argument_maps_to_the_ready_enum_and_rejects_other_values() {
     let rsp = ok(run(
@@ -411,7 +424,7 @@ fn the_ready_argument_maps_to_the_ready_enum_and_rejects_other_values() {
     assert!(msg.contains("ready must be True, False, or None"), "{msg}");
 }
 
-// §12 item 12
+/// Of several `Resource()` calls with one name, the last one wins.
 #[test]
 fn the_last_resource_call_with_a_name_wins() {
     let rsp = ok(run(
@@ -421,7 +434,8 @@ fn the_last_resource_call_with_a_name_wins() {
     assert_eq!(body(&rsp, "x")["kind"], "Second");
 }
 
-// §12 item 13
+/// `Resource()` replaces an earlier step's entry of the same name whole: body,
+/// readiness and connection details.
 #[test]
 fn a_resource_replaces_a_prior_step_entry_completely() {
     let yaml = r"
@@ -445,7 +459,7 @@ desired:
     );
 }
 
-// §12 item 14
+/// `connection_details` values are sent as bytes (base64 in protojson).
 #[test]
 fn resource_connection_details_are_stored_as_bytes() {
     let rsp = ok(run(
@@ -458,7 +472,7 @@ fn resource_connection_details_are_stored_as_bytes() {
     );
 }
 
-// §12 item 15
+/// A `connection_details` value that is not a string is a script error.
 #[test]
 fn resource_connection_details_values_must_be_strings() {
     let msg = script_error(&run(
@@ -471,7 +485,8 @@ fn resource_connection_details_values_must_be_strings() {
     );
 }
 
-// §12 item 16
+/// `set_connection_details()` writes the desired composite's connection
+/// details, not those of the resources.
 #[test]
 fn xr_connection_details_go_to_the_desired_composite_only() {
     let rsp = ok(run(
@@ -488,7 +503,8 @@ fn xr_connection_details_go_to_the_desired_composite_only() {
     );
 }
 
-// §12 item 17
+/// `set_connection_details()` merges with the composite connection details of
+/// earlier steps.
 #[test]
 fn xr_connection_details_merge_with_those_of_earlier_steps() {
     let rsp = ok(run(
@@ -504,7 +520,7 @@ fn xr_connection_details_merge_with_those_of_earlier_steps() {
 // ---------------------------------------------------------------------------
 // Conversions
 
-// §12 item 18
+/// `None` values in the dicts of a resource body are dropped.
 #[test]
 fn none_values_are_pruned_from_resource_bodies() {
     let rsp = ok(run(
@@ -514,7 +530,8 @@ fn none_values_are_pruned_from_resource_bodies() {
     assert_eq!(body(&rsp, "r")["spec"], json!({"y": 1.0}));
 }
 
-// §12 item 19
+/// `None` elements of a list are kept, while `None` values of dicts inside
+/// lists are dropped.
 #[test]
 fn none_pruning_keeps_list_elements_and_descends_into_dicts_in_lists() {
     let rsp = ok(run(
@@ -524,7 +541,7 @@ fn none_pruning_keeps_list_elements_and_descends_into_dicts_in_lists() {
     assert_eq!(body(&rsp, "r")["spec"]["items"], json!([null, {"b": 2.0}]));
 }
 
-// §12 item 20
+/// A tuple in a resource body is a conversion error.
 #[test]
 fn a_tuple_in_a_body_cannot_be_converted() {
     let msg = script_error(&run(
@@ -537,7 +554,8 @@ fn a_tuple_in_a_body_cannot_be_converted() {
     );
 }
 
-// §12 item 21 (Starlark has no `**`, so 2**53 + 1 and 2**53 are written out)
+/// An int above 2^53 in a resource body is a conversion error; 2^53 itself
+/// converts. Starlark has no `**`, so both numbers are written out.
 #[test]
 fn integers_above_two_to_the_53_cannot_be_converted() {
     let msg = script_error(&run(
@@ -555,7 +573,8 @@ fn integers_above_two_to_the_53_cannot_be_converted() {
     assert_eq!(body(&rsp, "r")["n"].as_f64(), Some(9_007_199_254_740_992.0));
 }
 
-// §12 item 22
+/// A number in the observed XR beyond the int64 range is Fatal while `oxr` is
+/// built.
 #[test]
 fn an_observed_xr_number_beyond_int64_is_fatal() {
     let req = json!({"observed": {"composite": {"resource": {"spec": {"n": 1e19}}}}});
@@ -567,7 +586,8 @@ fn an_observed_xr_number_beyond_int64_is_fatal() {
     assert!(msg.contains("exceeds int64 range"), "{msg}");
 }
 
-// §12 item 23
+/// A number in an observed resource beyond the int64 range is Fatal while the
+/// observed dict is built.
 #[test]
 fn an_observed_resource_number_beyond_int64_is_fatal() {
     let req = observing(json!({"db": {"resource": {"spec": {"n": 1e19}}}}));
@@ -578,7 +598,8 @@ fn an_observed_resource_number_beyond_int64_is_fatal() {
     );
 }
 
-// §12 item 24
+/// Numbers read through `oxr` are ints when whole and within ±2^53 (65535),
+/// and floats otherwise (3.5, 2^54).
 #[test]
 fn struct_numbers_become_ints_or_floats() {
     let req = json!({"observed": {"composite": {"resource": {"spec": {
@@ -599,7 +620,7 @@ fn struct_numbers_become_ints_or_floats() {
 // ---------------------------------------------------------------------------
 // Globals
 
-// §12 item 25
+/// A missing attribute of `oxr` reads as `None`; a missing key is an error.
 #[test]
 fn a_missing_attribute_is_none_but_a_missing_key_is_an_error() {
     let yaml = "observed: {composite: {resource: {spec: {a: 1}}}}";
@@ -611,7 +632,8 @@ fn a_missing_attribute_is_none_but_a_missing_key_is_an_error() {
     script_error(&run("x = oxr['spec']['missing']", yaml));
 }
 
-// §12 item 26
+/// `oxr` cannot be written; `dxr` can, and what is written reaches the desired
+/// composite.
 #[test]
 fn oxr_is_frozen_and_dxr_is_mutable() {
     let yaml = "observed: {composite: {resource: {spec: {a: 1}}}}";
@@ -620,14 +642,15 @@ fn oxr_is_frozen_and_dxr_is_mutable() {
     assert_eq!(status(&rsp)["a"], 1.0);
 }
 
-// §12 item 27
+/// `None` written into `dxr` is sent as null.
 #[test]
 fn none_in_dxr_becomes_null() {
     let rsp = ok(run("dxr['status'] = {'a': None}", "{}"));
     assert_eq!(status(&rsp), &json!({"a": null}));
 }
 
-// §12 item 28
+/// Observed resources are read by name with attribute access and cannot be
+/// written.
 #[test]
 fn observed_resources_are_readable_by_name_and_frozen() {
     let yaml = "observed: {resources: {bucket: {resource: {spec: {region: eu-west-1}}}}}";
@@ -639,7 +662,8 @@ fn observed_resources_are_readable_by_name_and_frozen() {
     script_error(&run("observed.bucket.spec['region'] = 'us'", yaml));
 }
 
-// §12 item 29
+/// Keys the script adds to `context` are returned together with the request's
+/// keys.
 #[test]
 fn context_keys_added_by_the_script_are_merged() {
     let rsp = ok(run(
@@ -652,14 +676,15 @@ fn context_keys_added_by_the_script_are_merged() {
     );
 }
 
-// §12 item 30
+/// A key the script removes from `context` is still in the response.
 #[test]
 fn context_keys_removed_by_the_script_stay_in_the_response() {
     let rsp = ok(run("context.pop('my-key')", "context: {my-key: v}"));
     assert_eq!(rsp["context"]["my-key"], "v");
 }
 
-// §12 item 31
+/// `environment` reads the environment context key with attribute access;
+/// `context` is a plain dict, without attribute access.
 #[test]
 fn the_environment_is_an_attribute_dict_and_context_a_plain_dict() {
     let yaml = r"
@@ -681,7 +706,8 @@ context:
     ));
 }
 
-// §12 item 32
+/// `environment` is an empty dict when the context has no environment key or
+/// its value is not a struct.
 #[test]
 fn the_environment_is_empty_when_missing_or_not_a_struct() {
     let source = "dxr['status'] = {'n': len(environment), 't': type(environment)}";
@@ -695,7 +721,8 @@ fn the_environment_is_empty_when_missing_or_not_a_struct() {
     }
 }
 
-// §12 item 33
+/// `extra_resources` reads required resources by name, and their lists cannot
+/// be changed.
 #[test]
 fn required_resources_are_readable_and_frozen() {
     let yaml = r"
@@ -710,7 +737,7 @@ requiredResources:
     script_error(&run("extra_resources['my-db'].append({})", yaml));
 }
 
-// §12 item 34
+/// A required resource with no items reads as `None`.
 #[test]
 fn a_required_resource_without_items_is_none() {
     let rsp = ok(run(
@@ -720,7 +747,8 @@ fn a_required_resource_without_items_is_none() {
     assert_eq!(status(&rsp)["none"], true);
 }
 
-// §12 item 35
+/// The deprecated `extraResources` are read only when the request has no
+/// `requiredResources`.
 #[test]
 fn deprecated_extra_resources_are_used_only_without_required_resources() {
     let source = "dxr['status'] = {'y': len(extra_resources['y']) if 'y' in extra_resources else -1, 'x': 'x' in extra_resources}";
@@ -739,7 +767,8 @@ fn deprecated_extra_resources_are_used_only_without_required_resources() {
 // ---------------------------------------------------------------------------
 // Requirements
 
-// §12 item 36
+/// `require_extra_resource()` with `match_name` fills both
+/// `requirements.resources` and the deprecated `requirements.extraResources`.
 #[test]
 fn a_named_requirement_fills_both_requirement_maps() {
     let rsp = ok(run(
@@ -755,7 +784,7 @@ fn a_named_requirement_fills_both_requirement_maps() {
     assert_eq!(rsp["requirements"]["extraResources"], expected);
 }
 
-// §12 item 37
+/// `require_extra_resources()` with `match_labels` selects by labels.
 #[test]
 fn a_label_requirement_selects_by_labels() {
     let rsp = ok(run(
@@ -768,7 +797,8 @@ fn a_label_requirement_selects_by_labels() {
     );
 }
 
-// §12 item 38
+/// Given both, `match_name` is used and a warning says that `match_labels` is
+/// ignored.
 #[test]
 fn match_name_takes_precedence_over_match_labels_with_a_warning() {
     let rsp = ok(run(
@@ -792,7 +822,7 @@ fn match_name_takes_precedence_over_match_labels_with_a_warning() {
     );
 }
 
-// §12 item 39
+/// Without requirements, the response has no `requirements` field.
 #[test]
 fn without_requirements_the_requirements_field_is_absent() {
     let rsp = ok(run("x = 1", "{}"));
@@ -802,7 +832,7 @@ fn without_requirements_the_requirements_field_is_absent() {
 // ---------------------------------------------------------------------------
 // Conditions and events
 
-// §12 item 40
+/// `set_condition()` emits one condition, targeting the composite.
 #[test]
 fn set_condition_emits_a_condition() {
     let rsp = ok(run(
@@ -821,7 +851,8 @@ fn set_condition_emits_a_condition() {
     );
 }
 
-// §12 item 41
+/// Condition status `False` maps to false and an unknown status to unknown; an
+/// empty message is omitted.
 #[test]
 fn condition_status_maps_and_an_empty_message_is_omitted() {
     let rsp = ok(run(
@@ -834,7 +865,8 @@ fn condition_status_maps_and_an_empty_message_is_omitted() {
     assert_eq!(cs[1]["status"], "STATUS_CONDITION_UNKNOWN");
 }
 
-// §12 item 42
+/// Condition target `CompositeAndClaim` is kept; any other target means the
+/// composite.
 #[test]
 fn condition_targets_other_than_composite_and_claim_mean_composite() {
     let rsp = ok(run(
@@ -846,7 +878,8 @@ fn condition_targets_other_than_composite_and_claim_mean_composite() {
     assert_eq!(cs[1]["target"], "TARGET_COMPOSITE");
 }
 
-// §12 item 43
+/// A script cannot set the `ComposedResourcesReady` condition: the type is
+/// reserved for readiness gating.
 #[test]
 fn the_composed_resources_ready_condition_type_is_reserved() {
     let msg = script_error(&run(
@@ -859,7 +892,7 @@ fn the_composed_resources_ready_condition_type_is_reserved() {
     );
 }
 
-// §12 item 44
+/// `emit_event()` results come before the success result.
 #[test]
 fn events_come_before_the_success_result() {
     let rsp = run(
@@ -878,7 +911,7 @@ fn events_come_before_the_success_result() {
     );
 }
 
-// §12 item 45
+/// A warning event keeps its target; an unknown severity is a script error.
 #[test]
 fn warning_events_honour_the_target_and_unknown_severities_fail() {
     let rsp = ok(run(
@@ -895,7 +928,9 @@ fn warning_events_honour_the_target_and_unknown_severities_fail() {
 // ---------------------------------------------------------------------------
 // Failure paths
 
-// §12 item 46
+/// `fatal()` gives one Fatal result with its message and no success result;
+/// conditions set before it are kept, while desired state, context and TTL stay
+/// as received.
 #[test]
 fn fatal_keeps_conditions_but_applies_nothing_else() {
     let yaml = r"
@@ -931,7 +966,8 @@ fatal('cannot proceed: database unavailable')
     assert_eq!(ttl(&rsp), Some("60s"));
 }
 
-// §12 item 47
+/// After `fatal()`, events and requirements are kept, but resources and the TTL
+/// the script set are not.
 #[test]
 fn fatal_keeps_events_and_requirements_but_not_resources_or_ttl() {
     let rsp = run(
@@ -963,7 +999,8 @@ fatal('stop')
     assert_eq!(ttl(&rsp), Some("60s"));
 }
 
-// §12 item 48
+/// A compile error is one Fatal result with the compilation-error prefix,
+/// naming `composition.star`.
 #[test]
 fn a_compile_error_is_one_fatal_naming_the_file() {
     let msg = only_fatal(&run("x = (", "{}"));
@@ -974,7 +1011,8 @@ fn a_compile_error_is_one_fatal_naming_the_file() {
     assert!(msg.contains("composition.star"), "{msg}");
 }
 
-// §12 item 49
+/// A run-time error is one Fatal result with the execution-error prefix;
+/// conditions and events set before it are discarded.
 #[test]
 fn a_runtime_error_is_one_fatal_and_discards_conditions_and_events() {
     let rsp = run(
@@ -989,7 +1027,7 @@ fn a_runtime_error_is_one_fatal_and_discards_conditions_and_events() {
     assert!(conditions(&rsp).is_empty(), "{rsp:#}");
 }
 
-// §12 item 50
+/// An infinite loop is stopped by the execution limit.
 #[test]
 fn an_infinite_loop_hits_the_execution_limit() {
     let msg = script_error(&run("while True:\n    pass\n", "{}"));
@@ -999,7 +1037,8 @@ fn an_infinite_loop_hits_the_execution_limit() {
 // ---------------------------------------------------------------------------
 // Labels and external names
 
-// §12 item 51
+/// The Crossplane labels (composite, claim name and claim namespace) are taken
+/// from the observed XR and added with the resource-name label.
 #[test]
 fn crossplane_labels_are_injected_from_the_observed_xr() {
     let rsp = ok(run("Resource('bucket', {'kind':'Bucket'})", XR_WITH_CLAIM));
@@ -1014,7 +1053,7 @@ fn crossplane_labels_are_injected_from_the_observed_xr() {
     );
 }
 
-// §12 item 52
+/// The claim labels are added only when the observed XR has them.
 #[test]
 fn claim_labels_are_injected_only_when_the_xr_has_them() {
     let rsp = ok(run(
@@ -1027,7 +1066,7 @@ fn claim_labels_are_injected_only_when_the_xr_has_them() {
     );
 }
 
-// §12 item 53
+/// `labels=` adds its labels to the Crossplane labels.
 #[test]
 fn user_labels_are_added_to_the_crossplane_labels() {
     let rsp = ok(run(
@@ -1046,7 +1085,7 @@ fn user_labels_are_added_to_the_crossplane_labels() {
     );
 }
 
-// §12 item 54
+/// `labels={}` gives the same response as no `labels=`.
 #[test]
 fn empty_labels_behave_like_omitted_labels() {
     let omitted = run(
@@ -1060,7 +1099,8 @@ fn empty_labels_behave_like_omitted_labels() {
     assert_eq!(ok(omitted), ok(empty));
 }
 
-// §12 item 55
+/// `labels=None` opts out of the Crossplane labels: the body keeps its own
+/// labels and gets only the resource-name label.
 #[test]
 fn labels_none_opts_out_of_crossplane_labels() {
     let rsp = ok(run(
@@ -1073,7 +1113,7 @@ fn labels_none_opts_out_of_crossplane_labels() {
     );
 }
 
-// §12 item 56
+/// A `labels=` label that overrides a Crossplane label wins, with a warning.
 #[test]
 fn a_user_label_overriding_a_crossplane_label_warns() {
     let rsp = ok(run(
@@ -1090,7 +1130,7 @@ fn a_user_label_overriding_a_crossplane_label_warns() {
     );
 }
 
-// §12 item 57
+/// A body label overridden by a Crossplane label loses, with a warning.
 #[test]
 fn a_body_label_overridden_by_a_crossplane_label_warns() {
     let rsp = ok(run(
@@ -1107,7 +1147,7 @@ fn a_body_label_overridden_by_a_crossplane_label_warns() {
     );
 }
 
-// §12 item 58
+/// A label key that is not a string is a script error naming its type.
 #[test]
 fn label_keys_must_be_strings() {
     let msg = script_error(&run(
@@ -1118,7 +1158,8 @@ fn label_keys_must_be_strings() {
     assert!(msg.contains("int"), "{msg}");
 }
 
-// §12 item 59
+/// `external_name=` sets the `crossplane.io/external-name` annotation and warns
+/// when it replaces the body's; an empty `external_name` is an error.
 #[test]
 fn external_name_sets_the_annotation_and_warns_on_override() {
     let rsp = ok(run(
@@ -1152,7 +1193,9 @@ fn external_name_sets_the_annotation_and_warns_on_override() {
 // ---------------------------------------------------------------------------
 // Conditional resources
 
-// §12 item 60
+/// `when=False` skips the resource: no desired entry, the composite not ready,
+/// a `ComposedResourcesReady` False condition (`PendingConditionalResources`)
+/// carrying the skip reason, and a warning.
 #[test]
 fn when_false_skips_and_gates_readiness() {
     let rsp = ok(run(
@@ -1177,7 +1220,7 @@ fn when_false_skips_and_gates_readiness() {
     );
 }
 
-// §12 item 61
+/// A skip with `optional=True` only warns: readiness is not gated.
 #[test]
 fn an_optional_skip_does_not_gate_readiness() {
     let rsp = ok(run(
@@ -1192,7 +1235,7 @@ fn an_optional_skip_does_not_gate_readiness() {
     );
 }
 
-// §12 item 62
+/// `when=False` without `skip_reason` is an error.
 #[test]
 fn when_false_needs_a_skip_reason() {
     let msg = script_error(&run("Resource('x', {'kind':'K'}, when=False)", "{}"));
@@ -1202,7 +1245,7 @@ fn when_false_needs_a_skip_reason() {
     );
 }
 
-// §12 item 63
+/// `when` must be a bool: 1, a string or `None` is an error.
 #[test]
 fn when_must_be_a_bool() {
     for when in ["1", "'yes'", "None"] {
@@ -1214,7 +1257,8 @@ fn when_must_be_a_bool() {
     }
 }
 
-// §12 item 64
+/// `skip_reason` without `when` is accepted and ignored: the resource is
+/// emitted, without a warning.
 #[test]
 fn a_skip_reason_without_when_is_accepted_and_ignored() {
     let rsp = ok(run("Resource('x', {'kind':'K'}, skip_reason='r')", "{}"));
@@ -1222,7 +1266,8 @@ fn a_skip_reason_without_when_is_accepted_and_ignored() {
     assert!(warnings(&rsp).is_empty());
 }
 
-// §12 item 65
+/// A `None` body skips the resource with a warning that points to
+/// `preserve_observed`, and gates readiness.
 #[test]
 fn a_none_body_skips_and_gates() {
     let rsp = ok(run("Resource('db', None)", "{}"));
@@ -1277,7 +1322,9 @@ fn preserved_db_body() -> Value {
     })
 }
 
-// §12 item 66
+/// A `None` body with `preserve_observed=True` re-emits the observed body
+/// without server-side metadata and status, with unspecified readiness, a
+/// warning and no gating.
 #[test]
 fn preserve_observed_re_emits_the_cleaned_observed_body() {
     let rsp = ok(run_json(
@@ -1294,7 +1341,8 @@ fn preserve_observed_re_emits_the_cleaned_observed_body() {
     assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
 }
 
-// §12 item 67
+/// `preserve_observed=True` with nothing observed skips the resource with a
+/// warning and gates readiness.
 #[test]
 fn preserve_observed_without_an_observed_body_skips_and_gates() {
     let rsp = ok(run("Resource('db', None, preserve_observed=True)", "{}"));
@@ -1310,7 +1358,8 @@ fn preserve_observed_without_an_observed_body_skips_and_gates() {
     );
 }
 
-// §12 item 68
+/// `when=False` with `preserve_observed=True` emits the observed body instead
+/// of the given one, with a warning.
 #[test]
 fn when_false_with_preserve_observed_emits_the_observed_body() {
     let rsp = ok(run_json(
@@ -1324,7 +1373,9 @@ fn when_false_with_preserve_observed_emits_the_observed_body() {
     );
 }
 
-// §12 item 69
+/// `when=False` with `preserve_observed=True` and nothing observed skips the
+/// resource; the warning says why, or gives the `skip_reason` when there is
+/// one.
 #[test]
 fn when_false_with_preserve_observed_and_nothing_observed_skips() {
     let rsp = ok(run(
@@ -1351,7 +1402,8 @@ fn when_false_with_preserve_observed_and_nothing_observed_skips() {
 // ---------------------------------------------------------------------------
 // Dependencies
 
-// §12 item 70
+/// A resource that depends on a skipped one is skipped too: both are named in
+/// the one readiness condition, and no Usage is made.
 #[test]
 fn depending_on_a_skipped_resource_skips_transitively() {
     let rsp = ok(run(
@@ -1367,7 +1419,8 @@ fn depending_on_a_skipped_resource_skips_transitively() {
     assert!(usages(&rsp).is_empty());
 }
 
-// §12 item 71
+/// A dependency on an optional skip or on `None` is ignored: the dependent is
+/// emitted, with no Usage and no condition.
 #[test]
 fn depending_on_an_optional_skip_or_none_is_ignored() {
     let rsp = ok(run(
@@ -1379,7 +1432,8 @@ fn depending_on_an_optional_skip_or_none_is_ignored() {
     assert!(conditions(&rsp).is_empty(), "{rsp:#}");
 }
 
-// §12 item 72
+/// Malformed `depends_on` elements are errors: a tuple whose first element is
+/// not a reference, a number, a one-element tuple, an empty field path.
 #[test]
 fn malformed_depends_on_elements_are_rejected() {
     let cases = [
@@ -1406,7 +1460,8 @@ fn malformed_depends_on_elements_are_rejected() {
     }
 }
 
-// §12 item 73
+/// An empty `depends_on` records nothing: only the success result, no Usage,
+/// the default TTL.
 #[test]
 fn an_empty_depends_on_records_nothing() {
     let rsp = run("Resource('x', {'kind':'K'}, depends_on=[])", "{}");
@@ -1439,7 +1494,9 @@ fn usage_body(api_version: &str) -> Value {
     })
 }
 
-// §12 item 74
+/// A dependency observed Ready and Synced lets both resources through with a
+/// ready Usage (`protection.crossplane.io/v1beta1`), no TTL and no sequencing
+/// warning.
 #[test]
 fn a_satisfied_dependency_emits_both_resources_and_a_usage() {
     let rsp = ok(run_json(
@@ -1461,7 +1518,10 @@ fn a_satisfied_dependency_emits_both_resources_and_a_usage() {
     );
 }
 
-// §12 item 75
+/// The Usage `apiVersion` follows `usageAPIVersion` (`v1` gives
+/// `apiextensions.crossplane.io/v1beta1`, an unknown value the default
+/// `protection.crossplane.io/v1beta1`) and, when that is empty,
+/// `STARLARK_USAGE_API_VERSION`.
 #[test]
 fn the_usage_api_version_follows_the_spec_then_the_environment() {
     let req = observing(json!({"db": ready_synced("Database")})).to_string();
@@ -1489,7 +1549,10 @@ fn the_usage_api_version_follows_the_spec_then_the_environment() {
     }
 }
 
-// §12 item 76
+/// A dependency not observed yet defers the dependent: the dependency and the
+/// Usage are emitted, the dependent is not; a sequencing warning, a 10s TTL,
+/// the composite not ready with a `WaitingForDependencies` condition, and no
+/// `Synced` condition.
 #[test]
 fn an_unobserved_dependency_defers_the_dependent() {
     let rsp = ok(run(DB_APP, "{}"));
@@ -1514,7 +1577,8 @@ fn an_unobserved_dependency_defers_the_dependent() {
     assert!(!conditions(&rsp).iter().any(|c| c["type"] == "Synced"));
 }
 
-// §12 item 77
+/// A dependency observed without Ready and Synced conditions still defers the
+/// dependent; the condition says what it waits for.
 #[test]
 fn an_observed_dependency_without_conditions_still_defers() {
     let rsp = ok(run_json(
@@ -1532,7 +1596,7 @@ fn an_observed_dependency_without_conditions_still_defers() {
     );
 }
 
-// §12 item 78
+/// A dependent that is already observed is never deferred.
 #[test]
 fn an_already_observed_dependent_is_never_deferred() {
     let rsp = ok(run_json(
@@ -1549,7 +1613,7 @@ fn an_already_observed_dependent_is_never_deferred() {
     assert!(readiness_conditions(&rsp).is_empty(), "{rsp:#}");
 }
 
-// §12 item 79
+/// `sequencingTTL` sets the TTL while resources are deferred.
 #[test]
 fn the_sequencing_ttl_applies_to_deferrals() {
     let rsp = ok(run_input(
@@ -1560,7 +1624,9 @@ fn the_sequencing_ttl_applies_to_deferrals() {
     assert_eq!(ttl(&rsp), Some("30s"));
 }
 
-// §12 item 80
+/// An invalid `sequencingTTL` is Fatal only when the script has dependencies
+/// (the Usage stays in the desired resources, no conditions, the default TTL);
+/// without dependencies the script runs normally.
 #[test]
 fn an_invalid_sequencing_ttl_fails_only_with_dependencies() {
     let rsp = run_input(
@@ -1585,7 +1651,8 @@ fn an_invalid_sequencing_ttl_fails_only_with_dependencies() {
     ));
 }
 
-// §12 item 81
+/// A chain of dependencies lets one more level through per reconciliation, as
+/// each level becomes ready; once all are emitted no TTL is set.
 #[test]
 fn a_dependency_chain_resolves_one_level_per_reconciliation() {
     let source = r"
@@ -1615,7 +1682,9 @@ Resource('c', {'kind':'C'}, depends_on=[b])
     assert_eq!(ttl(&rsp), None);
 }
 
-// §12 item 82
+/// A field-path dependency waits until the field is truthy: an empty string, 0,
+/// false, null or a missing field defers the dependent with a condition naming
+/// the field; a string, a number, true, `{}` or `[]` lets it through.
 #[test]
 fn a_field_path_dependency_waits_for_a_truthy_field() {
     let source = r"
@@ -1657,7 +1726,9 @@ Resource('app', {'kind':'App'}, depends_on=[(group, 'status.atProvider.id')])
     }
 }
 
-// §12 item 83
+/// A string dependency that names no resource of the script warns, makes a
+/// Usage that selects by the resource-name label alone, and defers the
+/// dependent until a resource of that name is observed ready.
 #[test]
 fn an_unmatched_string_dependency_warns_and_waits_for_the_name() {
     let source = "Resource('app', {'apiVersion':'v1','kind':'App'}, depends_on=['external-vpc'])";
@@ -1686,7 +1757,7 @@ fn an_unmatched_string_dependency_warns_and_waits_for_the_name() {
     assert!(has(&rsp, "app"), "{rsp:#}");
 }
 
-// §12 item 84
+/// Circular dependencies are Fatal, naming the cycle.
 #[test]
 fn circular_dependencies_are_fatal() {
     let msg = only_fatal(&run(
@@ -1705,7 +1776,8 @@ fn circular_dependencies_are_fatal() {
 // ---------------------------------------------------------------------------
 // Readiness
 
-// §12 item 85
+/// Skips and deferrals together give one `ComposedResourcesReady` condition
+/// (`CompositeNotReady`) that lists both.
 #[test]
 fn skips_and_deferrals_together_give_one_composite_not_ready_condition() {
     let source = format!("Resource('s', None, when=False, skip_reason='off'){DB_APP}");
@@ -1722,7 +1794,8 @@ fn skips_and_deferrals_together_give_one_composite_not_ready_condition() {
     );
 }
 
-// §12 item 86
+/// `set_composite_ready(True)` overrides skips and deferrals: the composite is
+/// ready and there is no readiness condition.
 #[test]
 fn an_explicit_ready_override_beats_skips_and_deferrals() {
     let source = format!(
@@ -1734,7 +1807,8 @@ fn an_explicit_ready_override_beats_skips_and_deferrals() {
     assert!(readiness_conditions(&rsp).is_empty(), "{rsp:#}");
 }
 
-// §12 item 87
+/// `set_composite_ready(False)` adds a condition only when given a reason; a
+/// later `set_composite_ready(True)` removes it.
 #[test]
 fn set_composite_ready_false_adds_a_condition_only_with_a_reason() {
     let rsp = ok(run(
@@ -1768,7 +1842,7 @@ fn set_composite_ready_false_adds_a_condition_only_with_a_reason() {
     assert!(conditions(&rsp).is_empty(), "{rsp:#}");
 }
 
-// §12 item 88
+/// The readiness condition comes after the conditions the script set.
 #[test]
 fn the_readiness_condition_comes_after_script_conditions() {
     let rsp = ok(run(
@@ -1779,7 +1853,8 @@ fn the_readiness_condition_comes_after_script_conditions() {
     assert_eq!(types, vec!["A", "B", "ComposedResourcesReady"]);
 }
 
-// §12 item 89
+/// `set_response_ttl()` sets the TTL (a duration or seconds) or clears it with
+/// zero; the last call wins, and it overrides the sequencing TTL.
 #[test]
 fn set_response_ttl_sets_or_clears_the_ttl_and_beats_sequencing() {
     let rsp = ok(run(&format!("{DB_APP}set_response_ttl('5m')\n"), "{}"));
@@ -1800,7 +1875,8 @@ fn set_response_ttl_sets_or_clears_the_ttl_and_beats_sequencing() {
 // ---------------------------------------------------------------------------
 // skip_resource
 
-// §12 item 90
+/// `skip_resource()` warns without gating readiness or removing an earlier
+/// step's desired entry.
 #[test]
 fn skip_resource_warns_without_gating_or_removing() {
     let yaml = "desired: {resources: {old: {resource: {apiVersion: v1, kind: Old}}}}";
@@ -1814,7 +1890,8 @@ fn skip_resource_warns_without_gating_or_removing() {
     );
 }
 
-// §12 item 91
+/// `skip_resource()` of a name already emitted is an error; skipping the same
+/// name twice warns once.
 #[test]
 fn skip_resource_refuses_emitted_names_and_deduplicates() {
     let msg = script_error(&run(
@@ -1829,7 +1906,8 @@ fn skip_resource_refuses_emitted_names_and_deduplicates() {
     assert_eq!(warnings(&rsp), vec![r#"Skipping resource "x": r1"#]);
 }
 
-// §12 item 92
+/// A `when=False` skip of a name already skipped by `skip_resource()` adds no
+/// warning and no gating.
 #[test]
 fn a_later_gating_skip_of_an_already_skipped_name_does_nothing() {
     let rsp = ok(run(
@@ -1841,7 +1919,8 @@ fn a_later_gating_skip_of_an_already_skipped_name_does_nothing() {
     assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
 }
 
-// §12 item 93
+/// Results come in this order: `depends_on` warnings, script events, the
+/// sequencing warning, requirement warnings, the success result.
 #[test]
 fn results_come_in_the_documented_order() {
     let rsp = ok(run(
@@ -1879,7 +1958,8 @@ require_extra_resource('r', 'v1', 'K', match_name='m', match_labels={'a':'b'})
     assert_eq!(pairs[4], ("SEVERITY_NORMAL".to_owned(), SUCCESS.to_owned()));
 }
 
-// §12 item 94
+/// A resource reference gives its name through `.name` but cannot be put in a
+/// body itself; a skipped reference is falsy and reports `optional`.
 #[test]
 fn resource_refs_expose_names_and_skipped_refs_are_falsy() {
     let rsp = ok(run(
@@ -1912,7 +1992,8 @@ dxr['status'] = {'truthy': bool(s1), 'o1': s1.optional, 'o2': s2.optional}
 // ---------------------------------------------------------------------------
 // Scripts from ConfigMaps
 
-// §12 item 95
+/// A `scriptConfigRef` to a ConfigMap that is not mounted is Fatal, naming the
+/// path expected.
 #[test]
 fn a_missing_configmap_script_is_fatal() {
     let rsp = run_input(
@@ -1927,7 +2008,8 @@ fn a_missing_configmap_script_is_fatal() {
     );
 }
 
-// §12 item 96
+/// ConfigMap names and keys that would leave the scripts directory (`..`, an
+/// absolute path, an empty name) are refused as path traversal.
 #[test]
 fn configmap_names_and_keys_must_not_escape() {
     let refs = [
@@ -1948,7 +2030,8 @@ fn configmap_names_and_keys_must_not_escape() {
     }
 }
 
-// §12 item 97
+/// A mounted ConfigMap script runs under the default key `main.star`, and its
+/// metrics carry that script label.
 #[test]
 fn a_mounted_script_runs_with_the_default_key_and_its_label() {
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -1978,7 +2061,9 @@ fn a_mounted_script_runs_with_the_default_key_and_its_label() {
     );
 }
 
-// §12 item 98
+/// An empty mounted script is a passthrough: one Normal passthrough result,
+/// desired state and context as received, the default TTL, no conditions or
+/// requirements.
 #[test]
 fn an_empty_mounted_script_is_a_passthrough() {
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -2011,7 +2096,8 @@ context: {my-key: my-value}
 // ---------------------------------------------------------------------------
 // Metrics and capabilities
 
-// §12 item 99
+/// A successful call records reconciliation, emitted, skipped, duration and
+/// cache-miss metrics; running the same source again is a cache hit.
 #[test]
 fn a_successful_call_records_its_metrics_and_the_cache_hits_on_rerun() {
     let mut registry = Registry::default();
@@ -2063,7 +2149,7 @@ fn a_successful_call_records_its_metrics_and_the_cache_hits_on_rerun() {
     );
 }
 
-// §12 item 100
+/// A deferred resource counts as deferred, not as skipped.
 #[test]
 fn a_deferral_counts_as_deferred_not_skipped() {
     let mut registry = Registry::default();
@@ -2083,8 +2169,8 @@ fn a_deferral_counts_as_deferred_not_skipped() {
     );
 }
 
-// §12 item 101, as operators asked since: a request without input is
-// counted as an input error, under no script name.
+/// A request without input counts as an input error, and every series it
+/// records has the script label `(unresolved)`.
 #[test]
 fn a_request_without_input_counts_as_an_input_error_under_no_script_name() {
     let mut registry = Registry::default();
@@ -2102,7 +2188,7 @@ fn a_request_without_input_counts_as_an_input_error_under_no_script_name() {
     );
 }
 
-// §12 item 102
+/// The capabilities the request declares do not change the response.
 #[test]
 fn capabilities_do_not_change_the_response() {
     let source = r"

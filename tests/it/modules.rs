@@ -1,5 +1,6 @@
 //! `load()` from inline modules, mounted directories and the embedded
-//! standard library: modules.md's checklist, items that need no registry.
+//! standard library: the module behaviours that need no registry
+//! (docs/modules.md).
 
 use crate::common;
 
@@ -39,7 +40,7 @@ fn status(rsp: &Value) -> &Value {
 
 #[test]
 fn an_inline_module_is_loaded_by_name() {
-    // modules.md §17 item 1
+    // A module given in `spec.modules` is found by its file name.
     let rsp = run_modules(
         "load('helpers.star', 'f')\ndxr['status'] = {'v': f(2)}\n",
         json!({"helpers.star": "def f(x):\n    return x * 21\n"}),
@@ -49,7 +50,8 @@ fn an_inline_module_is_loaded_by_name() {
 
 #[test]
 fn inline_modules_win_over_directories_and_directories_are_searched_in_order() {
-    // items 2, 3, 5
+    // A module in both directories comes from the first; one only in the second is
+    // found there; an inline module of the same name wins over both.
     let d1 = tempfile::tempdir().unwrap();
     let d2 = tempfile::tempdir().unwrap();
     std::fs::write(d1.path().join("h.star"), "who = 'dir1'\n").unwrap();
@@ -79,7 +81,7 @@ fn inline_modules_win_over_directories_and_directories_are_searched_in_order() {
 
 #[test]
 fn a_missing_module_names_every_place_searched() {
-    // item 6
+    // The error names the inline modules and every directory searched.
     let d1 = tempfile::tempdir().unwrap();
     let rsp = run_spec(
         json!({"source": "load('nope.star', 'x')\n", "modulePaths": [d1.path()]}),
@@ -96,7 +98,8 @@ fn a_missing_module_names_every_place_searched() {
 
 #[test]
 fn local_names_must_be_flat_star_files() {
-    // items 7, 8, 10, 12
+    // A local name cannot contain a path separator (`lib/h.star`, `./sub/x.star`) and
+    // must end in `.star`; `./x.star` is only valid from an OCI module.
     for (target, fragment) in [
         ("lib/h.star", "must not contain path separators"),
         ("helpers", ".star"),
@@ -111,7 +114,8 @@ fn local_names_must_be_flat_star_files() {
 
 #[test]
 fn a_module_runs_once_per_request_and_failures_are_shared() {
-    // items 28, 29
+    // `a.star` and `b.star` both load `counter.star`, which runs once: both see the
+    // same value.
     let modules = json!({
         "counter.star": "calls = []\ncalls.append(1)\nvalue = {'n': len(calls)}\n",
         "a.star": "load('counter.star', 'value')\na_value = value\n",
@@ -127,7 +131,7 @@ fn a_module_runs_once_per_request_and_failures_are_shared() {
 
 #[test]
 fn load_cycles_are_reported() {
-    // items 31, 32
+    // A cycle of two modules, and a module that loads itself.
     let rsp = run_modules(
         "load('a.star', 'x')\n",
         json!({"a.star": "load('b.star', 'y')\nx = y\n", "b.star": "load('a.star', 'x')\ny = x\n"}),
@@ -147,7 +151,8 @@ fn load_cycles_are_reported() {
 
 #[test]
 fn transitive_loads_evaluate_in_order() {
-    // item 33
+    // The main script loads `a.star`, which loads `b.star`, which loads `c.star`: each
+    // sees the values of the one it loads.
     let rsp = run_modules(
         "load('a.star', 'a_val')\ndxr['status'] = {'v': a_val}\n",
         json!({
@@ -161,7 +166,7 @@ fn transitive_loads_evaluate_in_order() {
 
 #[test]
 fn modules_see_the_request_globals_and_record_into_the_same_response() {
-    // item 34
+    // A module reads `oxr` and calls `Resource()`; the resource reaches the response.
     let rsp = run_spec(
         json!({
             "source": "load('lib.star', 'bucket', 'region')\nbucket('b1')\ndxr['status'] = {'region': region}\n",
@@ -178,7 +183,7 @@ fn modules_see_the_request_globals_and_record_into_the_same_response() {
 
 #[test]
 fn modules_do_not_see_the_main_scripts_globals() {
-    // item 35
+    // A module that uses a global of the main script fails to compile.
     let rsp = run_modules(
         "secret = 1\nload('m.star', 'x')\n",
         json!({"m.star": "x = secret\n"}),
@@ -189,7 +194,8 @@ fn modules_do_not_see_the_main_scripts_globals() {
 
 #[test]
 fn a_module_has_its_own_step_budget_and_its_errors_name_it() {
-    // items 36, 37
+    // An endless loop in a module hits the step limit, and a run-time error in a module
+    // names the module and its line.
     let rsp = run_modules(
         "load('m.star', 'x')\n",
         json!({"m.star": "def spin():\n    while True:\n        pass\nspin()\nx = 1\n"}),
@@ -209,7 +215,7 @@ fn a_module_has_its_own_step_budget_and_its_errors_name_it() {
 
 #[test]
 fn module_values_are_frozen_for_importers() {
-    // item 38
+    // Appending to a list imported from a module fails.
     let rsp = run_modules(
         "load('m.star', 'items')\nitems.append(2)\n",
         json!({"m.star": "items = [1]\n"}),
@@ -219,7 +225,8 @@ fn module_values_are_frozen_for_importers() {
 
 #[test]
 fn private_and_missing_names_cannot_be_imported() {
-    // items 39, 40, 41
+    // A private name, a missing name, and a name the module itself loaded from another
+    // module cannot be imported.
     let modules = json!({"m.star": "load('n.star', 'inner')\n_p = 1\npublic = inner\n", "n.star": "inner = 2\n"});
     for (name, fragment) in [("_p", "_p"), ("missing", "missing"), ("inner", "inner")] {
         let rsp = run_modules(&format!("load('m.star', '{name}')\n"), modules.clone());
@@ -230,7 +237,8 @@ fn private_and_missing_names_cannot_be_imported() {
 
 #[test]
 fn star_imports_bind_every_public_name() {
-    // items 42, 43, 44
+    // `*` binds every public name, alongside explicit names too; private names stay
+    // unbound; a module with only private names binds nothing.
     let modules = json!({"m.star": "a = 1\nb = 2\nc = 3\n_hidden = 4\n", "p.star": "_only = 1\n"});
     let rsp = run_modules(
         "load('m.star', '*')\ndxr['status'] = {'sum': a + b + c}\n",
@@ -256,7 +264,9 @@ fn star_imports_bind_every_public_name() {
 
 #[test]
 fn namespace_imports_bind_a_struct_per_module() {
-    // items 46, 47, 48, 49
+    // Namespace imports of two modules that define the same name stay apart; a module
+    // without public names gives an empty struct; one load can bind a namespace and `*`
+    // at once.
     let modules = json!({
         "m1.star": "Account = 'one'\n",
         "m2.star": "Account = 'two'\n",
@@ -278,7 +288,8 @@ fn namespace_imports_bind_a_struct_per_module() {
 
 #[test]
 fn star_imports_work_transitively_and_report_cycles_and_missing_modules() {
-    // items 50, 51, 52
+    // Two modules star-importing one module both work; a cycle of star imports is
+    // reported; a missing module fails while star imports are resolved.
     let rsp = run_modules(
         "load('a.star', 'fa')\nload('b.star', 'fb')\ndxr['status'] = {'v': fa() + fb()}\n",
         json!({

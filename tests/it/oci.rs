@@ -1,6 +1,7 @@
 //! `load()` from OCI registries, against a real registry (CNCF distribution)
-//! on 127.0.0.1: modules.md §17, the items that involve OCI. Fixtures are
-//! pushed with oci-client; scripts run through the function in-process.
+//! on 127.0.0.1: the module behaviours that involve OCI (docs/modules.md).
+//! Fixtures are pushed with oci-client; scripts run through the function
+//! in-process.
 //!
 //! Every test uses its own repositories, and its own function (so its own
 //! caches), so that the tests can share one registry and run in parallel.
@@ -165,7 +166,9 @@ fn docker_config(entries: &[(&str, &str, &str)]) -> String {
 
 #[tokio::test]
 async fn short_forms_need_a_default_registry_and_expand_with_it() {
-    // modules.md §17 items 13, 14, 15, 16
+    // Without a default registry a short form fails the scan; the environment's
+    // registry, the spec's (which wins over it) and one written with `oci://` and a
+    // trailing slash all expand it.
     let r = shared();
     r.push(
         "sf/lib",
@@ -214,7 +217,8 @@ async fn short_forms_need_a_default_registry_and_expand_with_it() {
 
 #[tokio::test]
 async fn an_invalid_default_registry_fails_every_request() {
-    // item 17
+    // An invalid default registry, from the spec or the environment, fails even a
+    // script that loads nothing.
     for registry in ["!!!invalid!!!", "acme", "ghcr.io/Acme"] {
         let rsp = run(
             &function(),
@@ -235,14 +239,15 @@ async fn an_invalid_default_registry_fails_every_request() {
 
 #[tokio::test]
 async fn malformed_targets_are_never_fetched_and_fail_as_not_resolved() {
-    // items 20, 83
+    // Malformed OCI targets are never fetched: the load fails when it runs, with `not
+    // resolved` and the parse error.
     let r = shared();
     let rsp = run_source(
         &function(),
         &format!("load('oci://{}/mal/lib/x.star', 'y')\n", r.host),
     )
     .await;
-    // With a port and no tag, the port is taken for the tag (§6.2).
+    // With a port and no tag, the port is taken for the tag.
     let msg = failure(&rsp);
     assert!(
         msg.contains("not resolved") && msg.contains("parsing OCI tag reference"),
@@ -270,7 +275,8 @@ async fn malformed_targets_are_never_fetched_and_fail_as_not_resolved() {
 
 #[tokio::test]
 async fn files_of_bundles_are_loaded_with_their_paths_and_one_fetch() {
-    // items 25, 26, 27; gzip and zstd bundles (§12.2)
+    // Nested paths, several files of one bundle fetched once, and gzip and zstd
+    // bundles.
     let r = shared();
     r.push(
         "paths/p",
@@ -309,7 +315,8 @@ async fn files_of_bundles_are_loaded_with_their_paths_and_one_fetch() {
 
 #[tokio::test]
 async fn star_imports_work_for_oci_modules() {
-    // items 45, 55
+    // `*` and namespace imports of an OCI module, which itself loads a package-local
+    // sibling.
     let r = shared();
     r.push(
         "star/lib",
@@ -338,7 +345,8 @@ async fn star_imports_work_for_oci_modules() {
 
 #[tokio::test]
 async fn package_local_loads_stay_in_the_callers_artifact() {
-    // items 53, 54, 56
+    // `./` loads resolve in the caller's artifact, from nested files too and under a
+    // digest; a missing sibling fails resolution.
     let r = shared();
     let files = [
         (
@@ -394,7 +402,9 @@ async fn package_local_loads_stay_in_the_callers_artifact() {
 
 #[tokio::test]
 async fn artifacts_load_artifacts_before_evaluation() {
-    // items 57, 58, 61, and the "real cycles only" departure
+    // The OCI loads of OCI modules (explicit and short forms) and of unused inline
+    // modules are resolved before the run; one artifact reached along two paths is not
+    // a cycle (docs/departures.md, "OCI resolution: real cycles only").
     let r = shared();
     let host = &r.host;
     r.push(
@@ -451,7 +461,8 @@ async fn artifacts_load_artifacts_before_evaluation() {
 
 #[tokio::test]
 async fn artifact_cycles_and_deep_chains_are_refused() {
-    // items 59, 60
+    // A cycle between artifacts is refused; a chain of 11 artifacts (10 levels below
+    // the one the script names) resolves, one of 12 does not.
     let r = shared();
     let host = &r.host;
     r.push(
@@ -523,7 +534,9 @@ async fn artifact_cycles_and_deep_chains_are_refused() {
 
 #[tokio::test]
 async fn artifacts_must_be_module_artifacts() {
-    // items 63, 64, 65, 70
+    // The module artifact type is required, as `artifactType` or as the config's media
+    // type; per-file artifacts work; an artifact without layers, or without the
+    // requested file, fails.
     let r = shared();
     let host = &r.host;
     let files = [("m.star", "m = 'ok'\n")];
@@ -592,7 +605,8 @@ async fn artifacts_must_be_module_artifacts() {
 
 #[tokio::test]
 async fn bundles_are_checked_for_paths_sizes_and_counts() {
-    // items 66, 67, 68, 69
+    // `..` in a tar path or a layer title rejects the artifact; other tar entries are
+    // ignored; the 1 MiB file size and the 1000-file count are enforced.
     let r = shared();
     let host = &r.host;
     let load = |repo: &str, file: &str| {
@@ -700,7 +714,7 @@ async fn bundles_are_checked_for_paths_sizes_and_counts() {
 
 #[tokio::test]
 async fn an_unreachable_registry_is_a_fetch_error() {
-    // item 71
+    // A registry that refuses connections fails the fetch.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -721,7 +735,7 @@ async fn an_unreachable_registry_is_a_fetch_error() {
 
 #[tokio::test]
 async fn if_not_present_fetches_a_tag_once() {
-    // item 72
+    // Under `IfNotPresent` a tag is not asked for again, even after it was pushed anew.
     let r = shared();
     r.push(
         "cache/inp",
@@ -755,7 +769,8 @@ async fn if_not_present_fetches_a_tag_once() {
 
 #[tokio::test]
 async fn always_revalidates_after_the_ttl() {
-    // item 73, with a TTL of 1 s instead of 5 min
+    // Under `Always`, with a TTL of 1 s: no call within the TTL; after it, a HEAD, and
+    // a fetch only when the digest changed.
     let r = shared();
     let repo = "cache/always";
     r.push(repo, "v1", &Artifact::bundle(&[("m.star", "m = 1\n")]))
@@ -803,7 +818,9 @@ async fn always_revalidates_after_the_ttl() {
 
 #[tokio::test]
 async fn always_with_ttl_zero_revalidates_every_request() {
-    // modules.md §13.3 D2: TTL 0 under Always means every reconciliation.
+    // TTL 0 under `Always` revalidates on every request: the first request fetches,
+    // each later one sends a HEAD (a departure: the reference never revalidates
+    // then).
     let r = shared();
     let repo = "cache/zero";
     r.push(repo, "v1", &Artifact::bundle(&[("m.star", "m = 1\n")]))
@@ -825,7 +842,7 @@ async fn always_with_ttl_zero_revalidates_every_request() {
 
 #[tokio::test]
 async fn stale_content_is_served_when_the_registry_is_down() {
-    // item 74
+    // When revalidation fails, the cached content is served.
     let r = Registry::start();
     r.push(
         "stale/m",
@@ -849,7 +866,8 @@ async fn stale_content_is_served_when_the_registry_is_down() {
 
 #[tokio::test]
 async fn cached_digests_are_never_fetched_again() {
-    // item 75
+    // Content pinned by a cached digest is never fetched again, even under `Always`
+    // with TTL 0.
     let r = shared();
     let digest = r
         .push(
@@ -873,7 +891,9 @@ async fn cached_digests_are_never_fetched_again() {
 
 #[tokio::test]
 async fn requests_without_oci_targets_never_build_credentials_or_call_a_registry() {
-    // item 62, and the resolve-duration metric (pipeline.md §9)
+    // Without OCI targets, even broken credential settings are never read and the
+    // resolve-duration metric is not recorded; with OCI targets it is, failures
+    // included.
     let mut metrics_registry = MetricsRegistry::default();
     let metrics = Metrics::register(&mut metrics_registry);
     let f = Setup::new().metrics(metrics).build();
@@ -918,8 +938,9 @@ async fn requests_without_oci_targets_never_build_credentials_or_call_a_registry
 
 #[tokio::test]
 async fn syntax_errors_affect_only_their_own_file() {
-    // item 82; an inline module that does not parse does not stop the
-    // main script's OCI loads (a departure: the reference drops them all).
+    // A main script that does not parse is a compile error; an inline module that does
+    // not parse does not stop the main script's OCI loads (a departure: the reference
+    // drops them all).
     let r = shared();
     r.push("syn/m", "v1", &Artifact::bundle(&[("m.star", "m = 1\n")]))
         .await;
@@ -995,7 +1016,8 @@ async fn oci_modules_reach_the_compositions_local_modules_and_the_stdlib_short_f
 
 #[tokio::test]
 async fn credentials_come_from_the_request_the_secret_or_the_host() {
-    // items 76, 78, 79, 80, 81
+    // The request credential, the mounted secret and the host's Docker config are asked
+    // in that order; insecure registries get no credentials.
     let r = Registry::start_private("alice", "wonderland");
     r.push(
         "priv/lib",

@@ -1,7 +1,8 @@
 //! What a module artifact must look like, and how its files come out of it
-//! (modules.md §12): the artifact type, then either one tar layer (bundle
-//! mode) or one layer per file named by its title annotation (per-file
-//! mode), with the path, count and size limits.
+//! (docs/modules.md, "Publishing modules to a registry"): the artifact
+//! type, then either one tar layer (bundle mode) or one layer per file named
+//! by its title annotation (per-file mode), with the path, count and size
+//! limits.
 
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -293,7 +293,7 @@ mod tests {
 
     #[test]
     fn a_registry_with_a_port_is_split_from_the_tag() {
-        // modules.md §17 item 22
+        // `localhost:5000` is the registry and `latest`, after the repository, the tag.
         let u = parse_url("oci://localhost:5000/mods:latest/m.star").unwrap();
         assert_eq!(u.artifact.registry, "localhost:5000");
         assert_eq!(u.artifact.repository, "mods");
@@ -304,7 +304,8 @@ mod tests {
 
     #[test]
     fn docker_hub_is_canonicalised_but_the_ref_keeps_its_spelling() {
-        // item 23
+        // `docker.io` becomes `index.docker.io`, while the artifact text keeps
+        // `docker.io`; a Docker Hub repository needs a namespace.
         let u = parse_url("oci://docker.io/library/x:v1/a.star").unwrap();
         assert_eq!(u.artifact.registry, "index.docker.io");
         assert_eq!(u.artifact.repository, "library/x");
@@ -315,7 +316,8 @@ mod tests {
 
     #[test]
     fn digest_references_need_a_full_sha256() {
-        // item 24
+        // A digest is `sha256:` and 64 lowercase hex digits; the artifact then has no
+        // tag.
         let u = parse_url(&format!("oci://ghcr.io/acme/lib@sha256:{HEX}/x.star")).unwrap();
         assert_eq!(u.artifact.tag, "");
         assert_eq!(
@@ -340,7 +342,8 @@ mod tests {
 
     #[test]
     fn shapes_without_a_file_or_a_tag_are_rejected() {
-        // items 20, 21
+        // No tag or digest, no file after them, no `oci://` prefix, or a file not
+        // ending in `.star`.
         for (url, fragment) in [
             ("oci://ghcr.io/acme/lib/x.star", "tag or digest required"),
             ("oci://ghcr.io/acme/lib:v1", "missing file path after tag"),
@@ -416,7 +419,9 @@ mod tests {
 
     #[test]
     fn default_registries_are_validated() {
-        // items 16, 17, 18 (normalising is the input's: input.rs)
+        // A default registry is a host with a '.' or a ':', optionally followed by a
+        // lowercase repository prefix; Docker Hub needs one. Normalising it is the
+        // input's (input.rs).
         for good in ["ghcr.io/acme", "ghcr.io", "localhost:5050"] {
             assert!(validate_default_registry(good).is_ok(), "{good}");
         }
