@@ -46,9 +46,15 @@ pub enum Error {
     #[error("{0}")]
     Modules(String),
 
-    /// The script did not compile, failed at run time, or ran out of budget.
-    #[error("starlark execution failed: {0}")]
-    Execution(String),
+    /// The script did not compile: `file:line:col: message`.
+    #[error("starlark execution failed: starlark compilation error: {0}")]
+    Compile(String),
+
+    /// The script failed at run time: the traceback and the error.
+    #[error(
+        "starlark execution failed: starlark execution error: Traceback (most recent call last):\n{0}"
+    )]
+    Runtime(String),
 
     /// The step budget ran out (the reference's wording).
     #[error("starlark execution failed: {}", STEP_LIMIT_MESSAGE)]

@@ -71,10 +71,7 @@ pub fn execution_error(
     }
     // Names that cannot be resolved are compile errors in the reference.
     if matches!(e.kind(), ErrorKind::Parser(_) | ErrorKind::Scope(_)) && e.call_stack().is_empty() {
-        return Error::Execution(format!(
-            "starlark compilation error: {}",
-            position_and_message(e, &compiled.map)
-        ));
+        return Error::Compile(position_and_message(e, &compiled.map));
     }
     // starlark-rust names each frame after the function called at its
     // location; Go names the function the location is in. Shift by one.
@@ -84,7 +81,7 @@ pub fn execution_error(
         .iter()
         .filter(|f| !f.name.starts_with(crate::go::names::RESERVED_PREFIX))
         .collect();
-    let mut out = String::from("starlark execution error: Traceback (most recent call last):\n");
+    let mut out = String::new();
     let mut function = "<toplevel>";
     for frame in &frames {
         if let Some(location) = &frame.location {
@@ -101,5 +98,5 @@ pub fn execution_error(
     }
     out.push_str("Error: ");
     out.push_str(&text);
-    Error::Execution(out)
+    Error::Runtime(out)
 }

@@ -92,7 +92,9 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
         }
     };
     if let Err(e) = applied {
-        answer.outcome = if run.context.load_failed.get() && matches!(e, Error::Execution(_)) {
+        answer.outcome = if run.context.load_failed.get()
+            && matches!(e, Error::Compile(_) | Error::Runtime(_))
+        {
             Outcome::ModuleError as i32
         } else {
             outcome_of(&e) as i32
@@ -196,9 +198,11 @@ pub fn outcome_of(e: &Error) -> Outcome {
         | Error::SequencingTtl { .. } => Outcome::InputError,
         Error::Modules(_) => Outcome::ModuleError,
         Error::Internal(_) => Outcome::Internal,
-        Error::Execution(_) | Error::Dependency(_) | Error::Dxr(_) | Error::Context(_) => {
-            Outcome::ScriptError
-        }
+        Error::Compile(_)
+        | Error::Runtime(_)
+        | Error::Dependency(_)
+        | Error::Dxr(_)
+        | Error::Context(_) => Outcome::ScriptError,
     }
 }
 

@@ -18,7 +18,7 @@ use super::errors;
 use super::runtime::Runtime;
 use crate::bindings::{REQUEST_GLOBALS, Shared};
 use crate::effects::Context;
-use crate::error::STEP_LIMIT_MESSAGE;
+use crate::error::{Error, STEP_LIMIT_MESSAGE};
 use crate::go::names::unreserve;
 use crate::input::Script;
 use crate::loader::{Sources, classify};
@@ -126,13 +126,13 @@ impl<'a> RequestLoader<'a> {
                         STEP_LIMIT_MESSAGE.trim_start_matches("starlark script ")
                     ));
                 }
-                let rendered = errors::execution_error(&e, &compiled, None).to_string();
-                let rendered = rendered.trim_start_matches("starlark execution failed: ");
-                if let Some(compile) = rendered.strip_prefix("starlark compilation error: ") {
-                    return Err(format!("compiling module {key}: {compile}"));
-                }
-                let rendered = rendered.trim_start_matches("starlark execution error: ");
-                return Err(format!("error in module {key}: {rendered}"));
+                return Err(match errors::execution_error(&e, &compiled, None) {
+                    Error::Compile(compile) => format!("compiling module {key}: {compile}"),
+                    Error::Runtime(traceback) => format!(
+                        "error in module {key}: Traceback (most recent call last):\n{traceback}"
+                    ),
+                    other => other.to_string(),
+                });
             }
             module
                 .freeze()

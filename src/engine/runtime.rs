@@ -184,14 +184,12 @@ impl Runtime {
     }
 
     fn parse(&self, script: &Script) -> Result<Compiled, Error> {
-        let compile_error =
-            |msg: String| Error::Execution(format!("starlark compilation error: {msg}"));
         let pre = crate::syntax::prepass::prepass(&script.source)
-            .map_err(|e| compile_error(format!("{}:{e}", script.filename)))?;
+            .map_err(|e| Error::Compile(format!("{}:{e}", script.filename)))?;
         let mut ast = AstModule::parse(&script.filename, pre.text, &self.dialect)
-            .map_err(|e| compile_error(errors::position_and_message(&e, &pre.map)))?;
+            .map_err(|e| Error::Compile(errors::position_and_message(&e, &pre.map)))?;
         crate::syntax::static_check::check_global_reassignment(&ast, &pre.map)
-            .map_err(|e| compile_error(format!("{}:{e}", script.filename)))?;
+            .map_err(|e| Error::Compile(format!("{}:{e}", script.filename)))?;
         let redirects = builtins::operators::REDIRECTS
             .iter()
             .map(|(op, f)| ((*op).to_owned(), (*f).to_owned()))
@@ -281,9 +279,7 @@ impl Runtime {
             ) {
                 Ok(compiled) => compiled,
                 Err(e) => {
-                    return Outcome::Failed(Error::Execution(format!(
-                        "starlark compilation error: {e}"
-                    )));
+                    return Outcome::Failed(Error::Compile(e));
                 }
             };
             let caller = loader.for_caller(&script.filename);
@@ -325,9 +321,7 @@ impl Runtime {
         script: &Script,
     ) -> Result<Arc<Compiled>, String> {
         let (compiled, hit) = self.compile(script).map_err(|e| match e {
-            Error::Execution(text) => text
-                .trim_start_matches("starlark compilation error: ")
-                .to_owned(),
+            Error::Compile(text) => text,
             other => other.to_string(),
         })?;
         ctx.compilations
