@@ -102,7 +102,7 @@ fn main() {
     }
     let server = start(&this_binary(), &args);
     let pid = server.child.id();
-    let (idle_rss, idle_pss) = memory_kib(pid);
+    let (resident, proportional) = memory_kib(pid);
     println!(
         "soak: {total} requests, {} distinct mounted scripts and {} missing ones, {concurrency} in flight",
         total.div_ceil(2),
@@ -112,8 +112,8 @@ fn main() {
     println!("|---------:|--------:|--------:|-------:|-------------:|");
     println!(
         "| 0 | {:.1} | {:.1} | {} | 0 |",
-        mib(idle_rss),
-        mib(idle_pss),
+        mib(resident),
+        mib(proportional),
         series(&metrics)
     );
     let rt = runtime();
