@@ -28,6 +28,13 @@ pub struct Cli {
     #[arg(long, env = "STARLARK_MAX_HEAP_MIB", default_value_t = 256)]
     pub max_heap_mib: usize,
 
+    /// Let Starlark functions call themselves, directly or through others,
+    /// up to the call-depth limit (1,000 calls deep). The Go implementation
+    /// rejects recursion (`function f called recursively`), which is also
+    /// the default here.
+    #[arg(long, env = "STARLARK_ALLOW_RECURSION")]
+    pub allow_recursion: bool,
+
     /// Compiled scripts kept in memory.
     #[arg(long, env = "STARLARK_CACHE_SIZE", default_value_t = 256)]
     pub cache_size: usize,
@@ -123,6 +130,7 @@ impl Cli {
         Limits {
             timeout: Duration::from_secs(self.timeout_seconds.max(1)),
             max_heap_bytes: self.max_heap_mib.saturating_mul(1 << 20),
+            allow_recursion: self.allow_recursion,
             ..Limits::default()
         }
     }

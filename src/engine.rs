@@ -31,6 +31,7 @@ pub mod evaluate;
 pub mod job;
 pub(crate) mod loading;
 pub mod processes;
+pub(crate) mod recursion;
 pub mod runtime;
 pub mod threads;
 pub mod wire;

@@ -41,6 +41,8 @@ pub struct Limits {
     /// Deepest Starlark call stack. starlark-rust's default of 50 is far
     /// below what the reference allows.
     pub max_call_stack: usize,
+    /// Whether a function may call itself (go.starlark.net forbids it).
+    pub allow_recursion: bool,
     /// Best-effort Starlark heap limit, in bytes.
     pub max_heap_bytes: usize,
     /// Wall-clock time one run may take.
@@ -60,6 +62,7 @@ impl Default for Limits {
         Limits {
             max_ticks: 500_000,
             max_call_stack: 1000,
+            allow_recursion: false,
             max_heap_bytes: 256 << 20,
             timeout: Duration::from_secs(10),
             stack_bytes: 256 << 20,
@@ -341,6 +344,9 @@ impl Runtime {
     ) -> anyhow::Result<()> {
         eval.set_max_tick_count(self.limits.max_ticks)?;
         eval.set_max_callstack_size(self.limits.max_call_stack)?;
+        if !self.limits.allow_recursion {
+            super::recursion::reject(eval);
+        }
         // Memory is the meter's (crate::meter), which counts what the run
         // holds; starlark-rust's own limit counts the garbage it cannot
         // collect inside functions.

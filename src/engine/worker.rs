@@ -39,6 +39,9 @@ pub struct Config {
     pub max_ticks: u64,
     /// Deepest Starlark call stack.
     pub max_call_stack: usize,
+    /// Whether functions may recurse.
+    #[serde(default)]
+    pub allow_recursion: bool,
     /// Memory budget of a run, in bytes.
     pub max_heap_bytes: usize,
     /// Wall-clock limit of a run, in milliseconds.
@@ -59,6 +62,7 @@ impl Config {
         Config {
             max_ticks: limits.max_ticks,
             max_call_stack: limits.max_call_stack,
+            allow_recursion: limits.allow_recursion,
             max_heap_bytes: limits.max_heap_bytes,
             timeout_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(u64::MAX),
             stack_bytes: limits.stack_bytes,
@@ -73,6 +77,7 @@ impl Config {
         Limits {
             max_ticks: self.max_ticks,
             max_call_stack: self.max_call_stack,
+            allow_recursion: self.allow_recursion,
             max_heap_bytes: self.max_heap_bytes,
             timeout: Duration::from_millis(self.timeout_ms),
             stack_bytes: self.stack_bytes,

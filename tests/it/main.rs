@@ -17,6 +17,7 @@ mod modules;
 mod oci;
 mod operability;
 mod package;
+mod recursion;
 mod registry;
 mod render;
 mod scripts;
