@@ -162,11 +162,19 @@ fn main() {
         "RSS after the first tenth {:.1} MiB, at the end {:.1} MiB ({growth:+.1}%): {}",
         mib(first),
         mib(last),
-        if growth.abs() <= 10.0 { "flat" } else { "NOT flat" }
+        if growth.abs() <= 10.0 {
+            "flat"
+        } else {
+            "NOT flat"
+        }
     );
     println!(
         "series at most {most_series} (script label cap {}): {}",
         function_starlark::metrics::MAX_SCRIPT_LABELS,
-        if failed == 0 { "every call answered" } else { "some calls failed" }
+        if failed == 0 {
+            "every call answered"
+        } else {
+            "some calls failed"
+        }
     );
 }

@@ -44,6 +44,7 @@ fn every_stdlib_test_script_passes() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib/tests");
     let tests = scripts(&root);
     assert!(tests.len() >= 4, "one test script per module at least");
+    let mut pinned = 0;
     for script in tests {
         let rsp = run(&script);
         assert!(
@@ -52,7 +53,16 @@ fn every_stdlib_test_script_passes() {
             script.display(),
             fatal(&rsp)
         );
+        let response = script.with_extension("response.yaml");
+        if response.exists() {
+            let relative = response
+                .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+                .expect("inside the crate");
+            common::assert_golden(&relative.to_string_lossy(), &rsp);
+            pinned += 1;
+        }
     }
+    assert!(pinned >= 2, "the pinned responses were found");
 }
 
 #[test]
@@ -79,5 +89,17 @@ fn every_stdlib_error_case_fails_as_expected() {
             "{}: {message}",
             script.display()
         );
+        if let Some(rejected) = source
+            .lines()
+            .nth(1)
+            .and_then(|l| l.strip_prefix("# reject-error:"))
+        {
+            assert!(
+                !message.contains(rejected.trim()),
+                "{}: the message must not say {:?}: {message}",
+                script.display(),
+                rejected.trim()
+            );
+        }
     }
 }
