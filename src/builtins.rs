@@ -16,6 +16,7 @@ pub mod json;
 pub mod numbers;
 pub mod observed;
 pub mod operators;
+pub mod pop;
 pub mod range;
 pub mod regex;
 pub mod requirements;
@@ -32,6 +33,7 @@ pub fn register(builder: &mut GlobalsBuilder) {
     numbers::register(builder);
     range::register(builder);
     operators::register(builder);
+    pop::register(builder);
     resources::register(builder);
     observed::register(builder);
     conditions::register(builder);

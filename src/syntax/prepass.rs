@@ -12,7 +12,9 @@
 //!   `if not (COND): break`;
 //! * the identifier `assert` is renamed to `_sl_assert` (also inside the
 //!   symbol strings of `load` statements);
-//! * `.pop(-1)` becomes `.pop()`;
+//! * `RECEIVER.pop(ARGS)` becomes `_sl_pop(RECEIVER, ARGS)`, a builtin that
+//!   pops as go.starlark.net does (negative list indices, Go's messages)
+//!   and otherwise calls the receiver's own `pop` (see [`pop_calls`]);
 //! * `name %= x`, `name <<= x`, `name *= x`, `name /= x`, `name //= x`
 //!   and `name >>= x` become `name = name % (x)` (and so on), so that the
 //!   operator redirections apply to them.
@@ -20,7 +22,7 @@
 //! Every rewrite is recorded in a [`LineMap`] so that positions reported for
 //! the rewritten text can be mapped back to the user's source.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::lexer::{Kind, Token, lex, string_contents};
 use super::line_map::{LineMap, Segment};
@@ -112,7 +114,9 @@ pub fn prepass(source: &str) -> Result<Prepassed, PrepassError> {
         out: Emitter::default(),
         while_count: 0,
         renamed_strings: HashSet::new(),
+        pops: PopCalls::default(),
     };
+    rewriter.pops = pop_calls(&rewriter.tokens, source);
     rewriter.run()?;
     let (text, lines) = rewriter.out.finish();
     if text == source {
@@ -234,6 +238,120 @@ struct Rewriter<'a> {
     while_count: usize,
     /// Indices of `load` symbol strings whose contents are renamed.
     renamed_strings: HashSet<usize>,
+    /// The `.pop(` calls to rewrite.
+    pops: PopCalls,
+}
+
+/// The method calls `RECEIVER.pop(...)` of a source, by token index.
+#[derive(Default)]
+struct PopCalls {
+    /// Where a receiver starts, and how many pop calls start there
+    /// (`a.pop().pop()` has two).
+    opens: HashMap<usize, usize>,
+    /// The `.` of each call: its `pop` name and `(` tokens, and whether an
+    /// argument follows.
+    dots: HashMap<usize, (usize, bool)>,
+    /// The `(` of each call, which the rewrite drops.
+    parens: HashSet<usize>,
+}
+
+/// Words that end a receiver when scanning back from `.pop(`.
+const KEYWORDS: [&str; 20] = [
+    "and", "break", "continue", "def", "elif", "else", "for", "if", "in", "is", "lambda", "load",
+    "not", "or", "pass", "return", "while", "yield", "with", "assert",
+];
+
+/// Finds every `RECEIVER.pop(` of `tokens`: the receiver is the postfix
+/// chain before the `.` (names, literals and bracketed groups joined by
+/// `.name`, calls and indexes), which in Starlark binds tighter than any
+/// operator, so the rewrite keeps the expression's meaning.
+fn pop_calls(tokens: &[Token], src: &str) -> PopCalls {
+    let text = |i: usize| &src[tokens[i].start..tokens[i].end];
+    let meaningful = |i: usize| !tokens[i].kind.is_trivia();
+    let next = |mut i: usize| {
+        i += 1;
+        while i < tokens.len() && !meaningful(i) {
+            i += 1;
+        }
+        (i < tokens.len()).then_some(i)
+    };
+    let prev = |mut i: usize| loop {
+        i = i.checked_sub(1)?;
+        if meaningful(i) {
+            return Some(i);
+        }
+    };
+    let is_punct = |i: usize, p: &str| tokens[i].kind == Kind::Punct && text(i) == p;
+    let opener = |close: usize| {
+        let (open, shut) = match text(close) {
+            ")" => ("(", ")"),
+            "]" => ("[", "]"),
+            _ => ("{", "}"),
+        };
+        let mut depth = 0usize;
+        let mut i = close;
+        loop {
+            if is_punct(i, shut) {
+                depth += 1;
+            } else if is_punct(i, open) {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            i = i.checked_sub(1)?;
+        }
+    };
+    let receiver_start = |dot: usize| -> Option<usize> {
+        let mut j = prev(dot)?;
+        loop {
+            let token = tokens[j];
+            match token.kind {
+                Kind::Punct if matches!(text(j), ")" | "]" | "}") => {
+                    let open = opener(j)?;
+                    let before = prev(open);
+                    let postfix = text(j) != "}"
+                        && before.is_some_and(|b| {
+                            let t = tokens[b];
+                            (t.kind == Kind::Name && !KEYWORDS.contains(&text(b)))
+                                || t.kind == Kind::Str
+                                || (t.kind == Kind::Punct && matches!(text(b), ")" | "]" | "}"))
+                        });
+                    match before {
+                        Some(b) if postfix => j = b,
+                        _ => return Some(open),
+                    }
+                }
+                Kind::Name if KEYWORDS.contains(&text(j)) => return None,
+                Kind::Name | Kind::Number | Kind::Str => match prev(j) {
+                    Some(p) if is_punct(p, ".") => j = prev(p)?,
+                    _ => return Some(j),
+                },
+                _ => return None,
+            }
+        }
+    };
+    let mut calls = PopCalls::default();
+    for dot in 0..tokens.len() {
+        if !is_punct(dot, ".") {
+            continue;
+        }
+        let Some(name) = next(dot).filter(|&n| tokens[n].kind == Kind::Name && text(n) == "pop")
+        else {
+            continue;
+        };
+        let Some(paren) = next(name).filter(|&p| is_punct(p, "(")) else {
+            continue;
+        };
+        let Some(start) = receiver_start(dot) else {
+            continue;
+        };
+        let argument = next(paren).is_some_and(|a| !is_punct(a, ")"));
+        *calls.opens.entry(start).or_default() += 1;
+        calls.dots.insert(dot, (paren, argument));
+        calls.parens.insert(paren);
+    }
+    calls
 }
 
 fn reserved_error(token: Token, name: &str) -> PrepassError {
@@ -387,43 +505,28 @@ impl Rewriter<'_> {
         Ok(at)
     }
 
-    /// Emits the token at `index` (or a `.pop(-1)` sequence starting there)
-    /// and returns the index of the next token to process.
+    /// Emits the token at `index` (for a pop call's `.`, the call's
+    /// rewrite up to its `(`) and returns the index of the next token to
+    /// process.
     fn emit(&mut self, index: usize) -> Result<usize, PrepassError> {
-        if let Some((open, close)) = self.match_pop_minus_one(index) {
-            for inner in index..=open {
-                self.emit_one(inner)?;
+        let token = self.tokens[index];
+        if let Some(&count) = self.pops.opens.get(&index) {
+            let opening = format!("{RESERVED_PREFIX}pop(").repeat(count);
+            self.out.synthetic(&opening, token.line, token.col);
+        }
+        if let Some(&(paren, argument)) = self.pops.dots.get(&index) {
+            if argument {
+                self.out.synthetic(", ", token.line, token.col);
             }
-            self.emit_one(close)?;
-            return Ok(close + 1);
+            // The `(` is left to the caller, which tracks brackets; it is
+            // dropped when emitted.
+            return Ok(paren);
+        }
+        if self.pops.parens.contains(&index) {
+            return Ok(index + 1);
         }
         self.emit_one(index)?;
         Ok(index + 1)
-    }
-
-    /// Matches `.` `pop` `(` `-` `1` `)` (spaces allowed between tokens) at
-    /// `index`, returning the indices of the parentheses.
-    fn match_pop_minus_one(&self, index: usize) -> Option<(usize, usize)> {
-        if !self.is(index, Kind::Punct, ".") {
-            return None;
-        }
-        let expected = [
-            (Kind::Name, "pop"),
-            (Kind::Punct, "("),
-            (Kind::Punct, "-"),
-            (Kind::Number, "1"),
-            (Kind::Punct, ")"),
-        ];
-        let mut found = [0usize; 5];
-        let mut at = index;
-        for (slot, (kind, text)) in found.iter_mut().zip(expected) {
-            at = self.skip_spaces(at + 1);
-            if !self.is(at, kind, text) {
-                return None;
-            }
-            *slot = at;
-        }
-        Some((found[1], found[4]))
     }
 
     fn emit_one(&mut self, index: usize) -> Result<(), PrepassError> {

@@ -292,26 +292,56 @@ fn unreserve_maps_renamed_assert_back() {
     assert_eq!(unreserve("other"), "other");
 }
 
-// --- pop(-1) ------------------------------------------------------------
+// --- pop ---------------------------------------------------------------
 
 #[test]
-fn pop_minus_one_is_rewritten_to_pop_without_arguments() {
+fn pop_calls_become_calls_of_the_go_pop() {
     let p = rewrite_with_map("x.pop(-1)\ny = s.pop( - 1 ) + 1\n");
-    assert_eq!(p.text, "x.pop()\ny = s.pop() + 1\n");
-    assert_eq!(p.map.original(1, 10), (1, 15));
-    assert_eq!(p.map.original(1, 12), (1, 17));
+    assert_eq!(p.text, "_sl_pop(x, -1)\ny = _sl_pop(s,  - 1 ) + 1\n");
 }
 
 #[test]
-fn other_pop_calls_are_untouched() {
-    let source = "x.pop(-2)\npop(-1)\nx.pop(1)\nx.pop(-1.5)\nx.pop(-1, 2)\n";
+fn a_pop_receiver_is_the_whole_postfix_chain() {
+    let cases = [
+        ("x.pop()\n", "_sl_pop(x)\n"),
+        ("a.b[0].pop(n)\n", "_sl_pop(a.b[0], n)\n"),
+        ("f(1)[k].pop()\n", "_sl_pop(f(1)[k])\n"),
+        ("[1, 2].pop(0)\n", "_sl_pop([1, 2], 0)\n"),
+        ("y = -x.pop()\n", "y = -_sl_pop(x)\n"),
+        ("return (a + b).pop()\n", "return _sl_pop((a + b))\n"),
+        (
+            "v = d[\"k\"].pop(\"a\", None)\n",
+            "v = _sl_pop(d[\"k\"], \"a\", None)\n",
+        ),
+        ("a.pop().pop()\n", "_sl_pop(_sl_pop(a))\n"),
+        ("f(x.pop(), y.pop(1))\n", "f(_sl_pop(x), _sl_pop(y, 1))\n"),
+        ("z = not l.pop()\n", "z = not _sl_pop(l)\n"),
+    ];
+    for (source, expected) in cases {
+        assert_eq!(rewrite(source), expected, "{source}");
+    }
+}
+
+#[test]
+fn what_is_not_a_pop_call_is_untouched() {
+    let source = "pop(-1)\nm = x.pop\ns = \"x.pop(-1)\"  # y.pop(1)\nx.popitem()\n";
     assert_eq!(rewrite(source), source);
 }
 
 #[test]
-fn pop_minus_one_inside_a_while_condition_is_rewritten() {
+fn pop_positions_map_back_to_the_source() {
+    let p = rewrite_with_map("y = s.pop(n)\n");
+    assert_eq!(p.text, "y = _sl_pop(s, n)\n");
+    // `s` and `n` keep their columns in the user's source.
+    assert_eq!(p.map.original(0, 12), (0, 4));
+    assert_eq!(p.map.original(0, 15), (0, 10));
+}
+
+#[test]
+fn pop_inside_a_while_condition_is_rewritten() {
     let source = "while s.pop(-1):\n    pass\n";
-    let expected = "for _sl_w0 in range(0x7fffffff):\n    if not (s.pop()): break\n    pass\n";
+    let expected =
+        "for _sl_w0 in range(0x7fffffff):\n    if not (_sl_pop(s, -1)): break\n    pass\n";
     assert_eq!(rewrite(source), expected);
 }
 
@@ -370,7 +400,7 @@ fn augmented_division_and_shifts_are_rewritten() {
 fn augmented_assignment_keeps_the_other_rewrites() {
     assert_eq!(
         rewrite("assert %= l.pop(-1)\n"),
-        "_sl_assert = _sl_assert % (l.pop())\n"
+        "_sl_assert = _sl_assert % (_sl_pop(l, -1))\n"
     );
     assert_eq!(error("_sl_x %= 1\n").column, 1);
 }
