@@ -26,7 +26,7 @@ use std::sync::Arc;
 pub use runtime::{Limits, Runtime};
 
 pub mod depth;
-pub(crate) mod errors;
+pub mod errors;
 pub mod evaluate;
 pub mod job;
 pub(crate) mod loading;

@@ -258,8 +258,8 @@ fn error_line(message: &str, name: &str) -> String {
         };
         return format!("STATIC ERROR: {msg}");
     }
-    match message.rsplit_once("\nError: ") {
-        Some((_, msg)) => format!("ERR: {msg}"),
+    match function_starlark::engine::errors::error_message(message) {
+        Some(msg) => format!("ERR: {msg}"),
         None => format!("ERR: {message}"),
     }
 }

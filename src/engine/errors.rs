@@ -93,10 +93,65 @@ pub fn execution_error(
         }
         function = &frame.name;
     }
-    if let Some(span) = e.span() {
+    let builtin = failed_builtin(e, &text);
+    if builtin.is_none()
+        && let Some(span) = e.span()
+    {
         let _ = writeln!(out, "  {}: in {function}", position(span, &compiled.map));
     }
-    out.push_str("Error: ");
-    out.push_str(&text);
+    // The Go implementation writes go.starlark.net's backtrace, whose last
+    // line names the builtin that failed, then the message once more.
+    match builtin {
+        Some(name) => {
+            let _ = write!(out, "Error in {name}: {text}: {text}");
+        }
+        None => {
+            let _ = write!(out, "Error: {text}: {text}");
+        }
+    }
     Error::Runtime(out)
+}
+
+/// The error message of a run-time failure's text (`MSG` of its last line,
+/// `Error: MSG: MSG` or `Error in NAME: MSG: MSG`), if it has one.
+pub fn error_message(fatal: &str) -> Option<&str> {
+    let (_, last) = fatal.rsplit_once("\nError")?;
+    let doubled = match last.strip_prefix(" in ") {
+        Some(rest) => rest.split_once(": ")?.1,
+        None => last.strip_prefix(": ")?,
+    };
+    let half = doubled.len().saturating_sub(2) / 2;
+    match (
+        doubled.get(..half),
+        doubled.get(half..half + 2),
+        doubled.get(half + 2..),
+    ) {
+        (Some(a), Some(": "), Some(b)) if a == b => Some(a),
+        _ => Some(doubled),
+    }
+}
+
+/// The name go.starlark.net gives the builtin whose call failed with
+/// `text`, when the error came from a builtin (the innermost frame is a
+/// native call at the error's own position) rather than from Starlark code
+/// or an operator. Builtins of a namespace are named as their messages
+/// name them (`json.decode`).
+fn failed_builtin(e: &starlark::Error, text: &str) -> Option<String> {
+    let stack = e.call_stack();
+    let innermost = stack.frames.last()?;
+    let native_call = innermost.location.is_some() && innermost.location.as_ref() == e.span();
+    let name = match innermost
+        .name
+        .strip_prefix(crate::go::names::RESERVED_PREFIX)
+    {
+        // The pre-pass's `receiver.pop(...)`; the others are operators.
+        Some("pop") => "pop",
+        None if native_call => &innermost.name,
+        _ => return None,
+    };
+    let qualified = text
+        .split_once(": ")
+        .map(|(head, _)| head)
+        .filter(|head| *head == name || head.strip_suffix(name).is_some_and(|h| h.ends_with('.')));
+    Some(qualified.unwrap_or(name).to_owned())
 }

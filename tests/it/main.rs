@@ -24,4 +24,5 @@ mod scripts;
 mod sequencing;
 mod serve;
 mod stdlib;
+mod tracebacks;
 mod xpkg;

@@ -47,7 +47,8 @@ fn a_function_calling_itself_fails_with_the_go_message() {
     let message = rejected(FACTORIAL);
     assert!(
         message.starts_with("starlark execution failed: starlark execution error: Traceback")
-            && message.ends_with("Error: function f called recursively"),
+            && message
+                .ends_with("\nError: function f called recursively: function f called recursively"),
         "{message}"
     );
 }
@@ -57,7 +58,9 @@ fn mutual_recursion_is_recursion() {
     let source = "def even(n):\n    if n == 0:\n        return True\n    return odd(n - 1)\ndef odd(n):\n    if n == 0:\n        return False\n    return even(n - 1)\nx = even(4)\n";
     let message = rejected(source);
     assert!(
-        message.ends_with("Error: function even called recursively"),
+        message.ends_with(
+            "\nError: function even called recursively: function even called recursively"
+        ),
         "{message}"
     );
 }

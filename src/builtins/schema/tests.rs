@@ -15,8 +15,7 @@ fn script(source: &str) -> Json {
 /// The interpreter's error text of a failing script (after `Error: `).
 fn error(source: &str) -> String {
     let e = run(source).expect_err(source);
-    e.split_once("Error: ")
-        .map_or(e.clone(), |(_, m)| m.to_owned())
+    crate::engine::errors::error_message(&e).map_or_else(|| e.clone(), str::to_owned)
 }
 
 /// The bodies of the resources a script emitted, by name.

@@ -40,7 +40,11 @@ fn dec(src: &str) -> String {
 fn fails(expr: &str, message: &str) {
     match run(&format!("x = {expr}\n")) {
         Ok(_) => panic!("{expr}: expected the error {message:?}"),
-        Err(e) => assert!(e.ends_with(&format!("Error: {message}")), "{expr}: {e}"),
+        Err(e) => assert_eq!(
+            crate::engine::errors::error_message(&e),
+            Some(message),
+            "{expr}: {e}"
+        ),
     }
 }
 

@@ -1,0 +1,76 @@
+//! The last line of a run-time error's traceback is the Go
+//! implementation's: `Error in NAME: MSG: MSG` when a builtin failed,
+//! `Error: MSG: MSG` otherwise, and a builtin adds no frame of its own. The
+//! expected lines are what the Go implementation answered for the same
+//! scripts (its columns point at the call's `(`, ours at the call's start).
+
+use crate::common;
+
+fn fatal(source: &str) -> String {
+    let rsp = common::run(source, "{}");
+    rsp.results
+        .iter()
+        .find(|r| r.severity == 1)
+        .map(|r| r.message.clone())
+        .unwrap_or_default()
+}
+
+/// The frame lines and the error line of a traceback.
+fn tail(message: &str) -> Vec<&str> {
+    message.lines().skip(1).collect()
+}
+
+#[test]
+fn a_failing_builtin_is_named_and_adds_no_frame() {
+    let message = fatal("def f():\n    fail(\"boom\")\nx = f()\n");
+    assert_eq!(
+        tail(&message),
+        [
+            "  composition.star:3:5: in <toplevel>",
+            "  composition.star:2:5: in f",
+            "Error in fail: fail: boom: fail: boom",
+        ],
+        "{message}"
+    );
+    let message = fatal("x = json.decode(\"{\")\n");
+    assert_eq!(
+        tail(&message).last().copied(),
+        Some(
+            "Error in json.decode: json.decode: at offset 1, unexpected end of file: json.decode: at offset 1, unexpected end of file"
+        ),
+        "{message}"
+    );
+    let message = fatal("x = [1, 2, 3]\ny = x.pop(5)\n");
+    assert_eq!(
+        tail(&message).last().copied(),
+        Some(
+            "Error in pop: pop: list index 5 out of range [-3:2]: pop: list index 5 out of range [-3:2]"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_error_of_starlark_code_is_not_attributed_to_a_builtin() {
+    let message = fatal("def f():\n    return 1 // 0\nx = f()\n");
+    assert_eq!(
+        tail(&message),
+        [
+            "  composition.star:3:5: in <toplevel>",
+            "  composition.star:2:12: in f",
+            "Error: floored division by zero: floored division by zero",
+        ],
+        "{message}"
+    );
+}
+
+#[test]
+fn the_message_is_read_back_from_either_form() {
+    use function_starlark::engine::errors::error_message;
+    assert_eq!(
+        error_message("T\nError in fail: fail: x: fail: x"),
+        Some("fail: x")
+    );
+    assert_eq!(error_message("T\nError: a: b: a: b"), Some("a: b"));
+    assert_eq!(error_message("no traceback"), None);
+}
