@@ -28,6 +28,7 @@ pub use runtime::{Limits, Runtime};
 pub mod depth;
 pub mod errors;
 pub mod evaluate;
+pub(crate) mod go_position;
 pub mod job;
 pub(crate) mod loading;
 pub mod processes;

@@ -21,6 +21,23 @@ fn position(span: &FileSpan, map: &LineMap) -> String {
     format!("{}:{}:{}", span.filename(), line + 1, column + 1)
 }
 
+/// `file:line:col` where go.starlark.net places the expression at `span`
+/// (a call at its `(`, an operation at its operator); positions in other
+/// files than the compiled script's are given as they are.
+fn go_position(span: &FileSpan, compiled: &Compiled) -> String {
+    if span.filename() != compiled.filename {
+        return position(span, &compiled.map);
+    }
+    let Some((offset, shift)) = super::go_position::offset(&compiled.ast, span) else {
+        return position(span, &compiled.map);
+    };
+    let moved = super::go_position::moved(span, offset);
+    let begin = moved.resolve_span().begin;
+    let (line, column) = compiled.map.original(begin.line, begin.column);
+    let column = column.saturating_add_signed(shift);
+    format!("{}:{}:{}", span.filename(), line + 1, column + 1)
+}
+
 /// The interpreter's own message, without its source snippet.
 fn message(e: &starlark::Error) -> String {
     let text = e.without_diagnostic().to_string();
@@ -79,17 +96,17 @@ pub fn execution_error(
         .call_stack()
         .frames
         .iter()
-        .filter(|f| !f.name.starts_with(crate::go::names::RESERVED_PREFIX))
+        // Operator redirections are no calls in Go; a pop is.
+        .filter(|f| {
+            !f.name.starts_with(crate::go::names::RESERVED_PREFIX)
+                || f.name == format!("{}pop", crate::go::names::RESERVED_PREFIX)
+        })
         .collect();
     let mut out = String::new();
     let mut function = "<toplevel>";
     for frame in &frames {
         if let Some(location) = &frame.location {
-            let _ = writeln!(
-                out,
-                "  {}: in {function}",
-                position(location, &compiled.map)
-            );
+            let _ = writeln!(out, "  {}: in {function}", go_position(location, compiled));
         }
         function = &frame.name;
     }
@@ -97,7 +114,7 @@ pub fn execution_error(
     if builtin.is_none()
         && let Some(span) = e.span()
     {
-        let _ = writeln!(out, "  {}: in {function}", position(span, &compiled.map));
+        let _ = writeln!(out, "  {}: in {function}", go_position(span, compiled));
     }
     // The Go implementation writes go.starlark.net's backtrace, whose last
     // line names the builtin that failed, then the message once more.

@@ -1,8 +1,8 @@
-//! The last line of a run-time error's traceback is the Go
-//! implementation's: `Error in NAME: MSG: MSG` when a builtin failed,
-//! `Error: MSG: MSG` otherwise, and a builtin adds no frame of its own. The
-//! expected lines are what the Go implementation answered for the same
-//! scripts (its columns point at the call's `(`, ours at the call's start).
+//! A run-time error's traceback is the Go implementation's: frames at a
+//! call's `(` and an operation's operator, `Error in NAME: MSG: MSG` when a
+//! builtin failed (which adds no frame of its own), `Error: MSG: MSG`
+//! otherwise. The expected texts are what the Go implementation answered
+//! for the same scripts.
 
 use crate::common;
 
@@ -26,13 +26,14 @@ fn a_failing_builtin_is_named_and_adds_no_frame() {
     assert_eq!(
         tail(&message),
         [
-            "  composition.star:3:5: in <toplevel>",
-            "  composition.star:2:5: in f",
+            "  composition.star:3:6: in <toplevel>",
+            "  composition.star:2:9: in f",
             "Error in fail: fail: boom: fail: boom",
         ],
         "{message}"
     );
     let message = fatal("x = json.decode(\"{\")\n");
+    assert_eq!(tail(&message)[0], "  composition.star:1:16: in <toplevel>");
     assert_eq!(
         tail(&message).last().copied(),
         Some(
@@ -41,6 +42,7 @@ fn a_failing_builtin_is_named_and_adds_no_frame() {
         "{message}"
     );
     let message = fatal("x = [1, 2, 3]\ny = x.pop(5)\n");
+    assert_eq!(tail(&message)[0], "  composition.star:2:10: in <toplevel>");
     assert_eq!(
         tail(&message).last().copied(),
         Some(
@@ -56,8 +58,8 @@ fn an_error_of_starlark_code_is_not_attributed_to_a_builtin() {
     assert_eq!(
         tail(&message),
         [
-            "  composition.star:3:5: in <toplevel>",
-            "  composition.star:2:12: in f",
+            "  composition.star:3:6: in <toplevel>",
+            "  composition.star:2:14: in f",
             "Error: floored division by zero: floored division by zero",
         ],
         "{message}"
