@@ -9,7 +9,8 @@
 //! - [`float`]: Go's float text (`%g`, `strconv.FormatFloat`);
 //! - [`duration`]: Go durations (`time.ParseDuration`, `time.Duration.String`);
 //! - [`spell`]: spelling suggestions (`spell.Nearest`);
-//! - [`names`]: the identifiers the dialect pre-pass reserves.
+//! - [`names`]: the identifiers the dialect pre-pass reserves;
+//! - [`wording`]: go.starlark.net's words for interpreter errors.
 
 pub mod args;
 pub mod duration;
@@ -20,3 +21,4 @@ mod print_table;
 pub mod quote;
 pub mod spell;
 pub mod types;
+pub mod wording;

@@ -38,10 +38,11 @@ fn go_position(span: &FileSpan, compiled: &Compiled) -> String {
     format!("{}:{}:{}", span.filename(), line + 1, column + 1)
 }
 
-/// The interpreter's own message, without its source snippet.
+/// The interpreter's own message, without its source snippet, in Go's
+/// words where they differ only in wording.
 fn message(e: &starlark::Error) -> String {
     let text = e.without_diagnostic().to_string();
-    crate::go::names::unreserve_in_text(&text)
+    crate::go::wording::go_wording(&crate::go::names::unreserve_in_text(&text))
 }
 
 /// `file:line:col: message` of a compile error.

@@ -1,0 +1,115 @@
+//! go.starlark.net's words for the run-time errors starlark-rust words
+//! differently, where the interpreter's message carries all Go's does.
+//!
+//! | starlark-rust | go.starlark.net |
+//! |---|---|
+//! | ``Operation `+` not supported for types `int` and `string` `` | `unknown binary op: int + string` |
+//! | ``Object of type `list` has no attribute `nope` `` | `list has no .nope field or method` |
+//! | ``Object of type `struct` has no attribute `b` `` | `struct has no .b attribute` |
+//! | ``Key `"b"` was not found`` | `key "b" not in dict` |
+//! | ``Value of type `list` is not hashable`` | `unhashable type: list` |
+//! | ``Operation `len()` not supported on type `int` `` | `len: value of type int has no len` |
+//!
+//! Comparisons are left alone: the interpreter's message does not say
+//! which operator failed.
+
+/// The binary operators whose failure Go words `unknown binary op`.
+const BINARY: [&str; 11] = ["+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>"];
+
+/// The fields between backticks of `text`, when `text` is exactly
+/// `parts[0] `f1` parts[1] `f2` ...`.
+fn fields<'a>(text: &'a str, parts: &[&str]) -> Option<Vec<&'a str>> {
+    let mut rest = text.strip_prefix(parts.first()?)?;
+    let mut out = Vec::new();
+    for part in &parts[1..] {
+        let rest_after_tick = rest.strip_prefix('`')?;
+        let close = rest_after_tick.find(&format!("`{part}"))?;
+        out.push(&rest_after_tick[..close]);
+        rest = &rest_after_tick[close + 1 + part.len()..];
+    }
+    rest.is_empty().then_some(out)
+}
+
+/// Whether `key` is a value's repr (a dict key), not a bare name (which
+/// `str.format` reports the same way).
+fn is_repr(key: &str) -> bool {
+    key.starts_with(['"', '(', '-'])
+        || key.starts_with(|c: char| c.is_ascii_digit())
+        || ["None", "True", "False"].contains(&key)
+}
+
+/// Go's words for the interpreter's message `text`, or `text` itself.
+pub fn go_wording(text: &str) -> String {
+    if let Some(f) = fields(
+        text,
+        &["Operation ", " not supported for types ", " and ", ""],
+    ) && BINARY.contains(&f[0])
+    {
+        return format!("unknown binary op: {} {} {}", f[1], f[0], f[2]);
+    }
+    let attribute = fields(text, &["Object of type ", " has no attribute ", ""]).or_else(|| {
+        text.split_once(", did you mean `")
+            .and_then(|(head, _)| fields(head, &["Object of type ", " has no attribute ", ""]))
+    });
+    if let Some(f) = attribute {
+        return if f[0] == "struct" {
+            format!("struct has no .{} attribute", f[1])
+        } else {
+            format!("{} has no .{} field or method", f[0], f[1])
+        };
+    }
+    if let Some(f) = fields(text, &["Key ", " was not found"])
+        && is_repr(f[0])
+    {
+        return format!("key {} not in dict", f[0]);
+    }
+    if let Some(f) = fields(text, &["Value of type ", " is not hashable"]) {
+        return format!("unhashable type: {}", f[0]);
+    }
+    if let Some(f) = fields(text, &["Operation `len()` not supported on type ", ""]) {
+        return format!("len: value of type {} has no len", f[0]);
+    }
+    text.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::go_wording;
+
+    #[test]
+    fn interpreter_messages_get_go_words() {
+        let cases = [
+            (
+                "Operation `+` not supported for types `string` and `int`",
+                "unknown binary op: string + int",
+            ),
+            (
+                "Operation `compare` not supported for types `int` and `string`",
+                "Operation `compare` not supported for types `int` and `string`",
+            ),
+            (
+                "Object of type `list` has no attribute `nope`, did you mean `pop`?",
+                "list has no .nope field or method",
+            ),
+            (
+                "Object of type `struct` has no attribute `b`",
+                "struct has no .b attribute",
+            ),
+            ("Key `\"b\"` was not found", "key \"b\" not in dict"),
+            ("Key `x` was not found", "Key `x` was not found"),
+            ("Key `3` was not found", "key 3 not in dict"),
+            (
+                "Value of type `list` is not hashable",
+                "unhashable type: list",
+            ),
+            (
+                "Operation `len()` not supported on type `int`",
+                "len: value of type int has no len",
+            ),
+            ("anything else", "anything else"),
+        ];
+        for (interpreter, go) in cases {
+            assert_eq!(go_wording(interpreter), go, "{interpreter}");
+        }
+    }
+}
