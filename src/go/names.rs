@@ -5,11 +5,16 @@
 /// use identifiers starting with it.
 pub const RESERVED_PREFIX: &str = "_sl_";
 
-/// The name `assert` is renamed to, because `starlark` reserves `assert`.
-pub const RENAMED_ASSERT: &str = "_sl_assert";
+/// What the pre-pass writes before `assert`, which `starlark` reserves.
+/// Not the reserved prefix: a name starting with `_` is private to its
+/// module, and a module may export `assert`.
+pub const ASSERT_PREFIX: &str = "sl__";
+
+/// The name `assert` is renamed to (user code may not use it).
+pub const RENAMED_ASSERT: &str = "sl__assert";
 
 /// Maps a name produced by the pre-pass back to the name the user wrote
-/// (`_sl_assert` becomes `assert`); other names are returned unchanged.
+/// (`sl__assert` becomes `assert`); other names are returned unchanged.
 #[must_use]
 pub fn unreserve(name: &str) -> &str {
     if name == RENAMED_ASSERT {
@@ -22,5 +27,5 @@ pub fn unreserve(name: &str) -> &str {
 /// Replaces reserved spellings in a message (an interpreter error that
 /// names a renamed identifier) with what the user wrote.
 pub fn unreserve_in_text(text: &str) -> String {
-    text.replace("_sl_assert", "assert")
+    text.replace(RENAMED_ASSERT, "assert")
 }

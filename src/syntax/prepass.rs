@@ -10,8 +10,11 @@
 //!   a single space elsewhere);
 //! * `while COND:` becomes a bounded `for` loop whose first body statement is
 //!   `if not (COND): break`;
-//! * the identifier `assert` is renamed to `_sl_assert` (also inside the
+//! * the identifier `assert` is renamed to `sl__assert` (also inside the
 //!   symbol strings of `load` statements);
+//! * a subscript holding a tuple without parentheses, `x[1, 2]`, becomes
+//!   `x[(1, 2)]` (go.starlark.net reads it so; starlark-rust's parser
+//!   would not take it as an assignment target);
 //! * `RECEIVER.pop(ARGS)` becomes `_sl_pop(RECEIVER, ARGS)`, a builtin that
 //!   pops as go.starlark.net does (negative list indices, Go's messages)
 //!   and otherwise calls the receiver's own `pop` (see [`pop_calls`]);
@@ -29,7 +32,7 @@ use super::line_map::{LineMap, Segment};
 use super::nesting::check_nesting;
 use std::fmt;
 
-use crate::go::names::RENAMED_ASSERT;
+use crate::go::names::{ASSERT_PREFIX, RENAMED_ASSERT};
 pub use crate::go::names::{RESERVED_PREFIX, unreserve, unreserve_in_text};
 
 /// The augmented assignments rewritten to plain ones when their target is a
@@ -95,6 +98,7 @@ pub fn prepass(source: &str) -> Result<Prepassed, PrepassError> {
         check_nesting(tokens, source)?;
     }
     let needs_work = source.contains('\t')
+        || (source.contains(',') && source.contains('['))
         || source.contains("while")
         || source.contains("assert")
         || source.contains("pop")
@@ -115,8 +119,10 @@ pub fn prepass(source: &str) -> Result<Prepassed, PrepassError> {
         while_count: 0,
         renamed_strings: HashSet::new(),
         pops: PopCalls::default(),
+        tuple_subscripts: HashMap::new(),
     };
     rewriter.pops = pop_calls(&rewriter.tokens, source);
+    rewriter.tuple_subscripts = tuple_subscripts(&rewriter.tokens, source);
     rewriter.run()?;
     let (text, lines) = rewriter.out.finish();
     if text == source {
@@ -240,6 +246,56 @@ struct Rewriter<'a> {
     renamed_strings: HashSet<usize>,
     /// The `.pop(` calls to rewrite.
     pops: PopCalls,
+    /// The `[` and `]` of subscripts holding a bare tuple, both ways.
+    tuple_subscripts: HashMap<usize, bool>,
+}
+
+/// The brackets of every subscript `x[a, b]` whose contents are a tuple
+/// without parentheses: `[` maps to `true`, its `]` to `false`.
+fn tuple_subscripts(tokens: &[Token], src: &str) -> HashMap<usize, bool> {
+    let text = |i: usize| &src[tokens[i].start..tokens[i].end];
+    let punct = |i: usize, p: &str| tokens[i].kind == Kind::Punct && text(i) == p;
+    let mut out = HashMap::new();
+    let mut previous: Option<usize> = None;
+    for open in 0..tokens.len() {
+        if tokens[open].kind.is_trivia() {
+            continue;
+        }
+        let subscript = punct(open, "[")
+            && previous.is_some_and(|p| {
+                let t = tokens[p];
+                (t.kind == Kind::Name && !KEYWORDS.contains(&text(p)))
+                    || t.kind == Kind::Str
+                    || (t.kind == Kind::Punct && matches!(text(p), ")" | "]" | "}"))
+            });
+        previous = Some(open);
+        if !subscript {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut comma = false;
+        for (i, token) in tokens.iter().enumerate().skip(open) {
+            if token.kind != Kind::Punct {
+                continue;
+            }
+            match text(i) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        if comma {
+                            out.insert(open, true);
+                            out.insert(i, false);
+                        }
+                        break;
+                    }
+                }
+                "," if depth == 1 => comma = true,
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// The method calls `RECEIVER.pop(...)` of a source, by token index.
@@ -358,9 +414,13 @@ fn reserved_error(token: Token, name: &str) -> PrepassError {
     PrepassError::at(
         token.line,
         token.col,
-        format!(
-            "reserved identifier \"{name}\": names starting with \"{RESERVED_PREFIX}\" are reserved by function-starlark"
-        ),
+        if name == RENAMED_ASSERT {
+            format!("reserved identifier \"{name}\": the name is reserved by function-starlark")
+        } else {
+            format!(
+                "reserved identifier \"{name}\": names starting with \"{RESERVED_PREFIX}\" are reserved by function-starlark"
+            )
+        },
     )
 }
 
@@ -525,7 +585,17 @@ impl Rewriter<'_> {
         if self.pops.parens.contains(&index) {
             return Ok(index + 1);
         }
-        self.emit_one(index)?;
+        match self.tuple_subscripts.get(&index) {
+            Some(true) => {
+                self.emit_one(index)?;
+                self.out.synthetic("(", token.line, token.col);
+            }
+            Some(false) => {
+                self.out.synthetic(")", token.line, token.col);
+                self.emit_one(index)?;
+            }
+            None => self.emit_one(index)?,
+        }
         Ok(index + 1)
     }
 
@@ -544,11 +614,11 @@ impl Rewriter<'_> {
             Kind::Comment => self
                 .out
                 .original(&text.replace('\t', " "), token.line, token.col),
-            Kind::Name if text.starts_with(RESERVED_PREFIX) => {
+            Kind::Name if text.starts_with(RESERVED_PREFIX) || text == RENAMED_ASSERT => {
                 return Err(reserved_error(token, text));
             }
             Kind::Name if text == "assert" => {
-                self.out.synthetic(RESERVED_PREFIX, token.line, token.col);
+                self.out.synthetic(ASSERT_PREFIX, token.line, token.col);
                 self.out.original(text, token.line, token.col);
             }
             Kind::Str if self.renamed_strings.contains(&index) => {
@@ -556,7 +626,7 @@ impl Rewriter<'_> {
                 let (start, _) = string_contents(text).unwrap_or((0, 0));
                 self.out.original(&text[..start], token.line, token.col);
                 self.out
-                    .synthetic(RESERVED_PREFIX, token.line, token.col + start);
+                    .synthetic(ASSERT_PREFIX, token.line, token.col + start);
                 self.out
                     .original(&text[start..], token.line, token.col + start);
             }
@@ -594,7 +664,7 @@ impl Rewriter<'_> {
                     let contents = string_contents(text).map_or("", |(s, e)| &text[s..e]);
                     if contents == "assert" {
                         self.renamed_strings.insert(at + offset);
-                    } else if contents.starts_with(RESERVED_PREFIX) {
+                    } else if contents.starts_with(RESERVED_PREFIX) || contents == RENAMED_ASSERT {
                         return Err(reserved_error(*token, contents));
                     }
                 }

@@ -17,7 +17,7 @@
 //! * subscript and attribute targets bind nothing.
 //!
 //! Names made up by the pre-pass (the loop variables of rewritten `while`
-//! loops) are ignored; `_sl_assert` is reported as `assert`.
+//! loops) are ignored; `sl__assert` is reported as `assert`.
 
 use std::collections::HashMap;
 use std::fmt;

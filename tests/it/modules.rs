@@ -337,3 +337,23 @@ fn builtins_called_from_module_functions_write_the_request_but_module_code_canno
     let msg = fatal(&rsp).expect("module code cannot write dxr");
     assert!(msg.contains("error in module lib.star"), "{msg}");
 }
+
+#[test]
+fn a_module_may_export_assert() {
+    // `assert` is renamed for the interpreter, which reserves it; the
+    // renamed name must stay public so that `load` can import it.
+    let modules = json!({
+        "checks.star": "def _eq(a, b):\n    if a != b:\n        fail('not equal')\nassert = struct(eq = _eq)\n",
+    });
+    let rsp = run_modules(
+        "load('checks.star', 'assert')\nassert.eq(1, 1)\ndxr['status'] = {'ok': True}\n",
+        modules,
+    );
+    assert_eq!(status(&rsp), &json!({"ok": true}));
+    let rsp = run_modules("sl__assert = 1\n", json!({}));
+    assert!(
+        fatal(&rsp).is_some_and(|m| m.contains("reserved identifier \"sl__assert\"")),
+        "{:?}",
+        fatal(&rsp)
+    );
+}

@@ -42,9 +42,9 @@ def struct(value):
     return s.SerializeToString()
 
 
-def request(source, oxr=None):
+def request(source, oxr=None, spec=None):
     spec = {"apiVersion": "starlark.fn.crossplane.io/v1alpha1", "kind": "StarlarkInput",
-            "spec": {"source": source}}
+            "spec": spec or {"source": source}}
     oxr = oxr or {"apiVersion": "example.org/v1", "kind": "X", "metadata": {"name": "x"}, "spec": {}}
     observed = field(1, field(1, struct(oxr)))  # State.composite.resource
     return field(2, observed) + field(4, struct(spec))
@@ -122,6 +122,14 @@ def start(binary):
 def run(call, source):
     try:
         return summary(call(request(source), timeout=60))
+    except grpc.RpcError as e:
+        return {"error": "%s: %s" % (e.code().name, e.details())}
+
+
+def run_spec(call, spec):
+    """Like `run`, with a whole input spec (inline modules, ...)."""
+    try:
+        return summary(call(request(None, spec=spec), timeout=60))
     except grpc.RpcError as e:
         return {"error": "%s: %s" % (e.code().name, e.details())}
 
