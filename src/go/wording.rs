@@ -9,6 +9,8 @@
 //! | ``Key `"b"` was not found`` | `key "b" not in dict` |
 //! | ``Value of type `list` is not hashable`` | `unhashable type: list` |
 //! | ``Operation `len()` not supported on type `int` `` | `len: value of type int has no len` |
+//! | `Unpacked 1 values but expected 2` | `too few values to unpack (got 1, want 2)` |
+//! | ``Local variable `x` referenced before assignment`` | `local variable x referenced before assignment` |
 //!
 //! Comparisons are left alone: the interpreter's message does not say
 //! which operator failed.
@@ -69,6 +71,17 @@ pub fn go_wording(text: &str) -> String {
     if let Some(f) = fields(text, &["Operation `len()` not supported on type ", ""]) {
         return format!("len: value of type {} has no len", f[0]);
     }
+    if let Some(f) = fields(text, &["Local variable ", " referenced before assignment"]) {
+        return format!("local variable {} referenced before assignment", f[0]);
+    }
+    if let Some((got, want)) = text
+        .strip_prefix("Unpacked ")
+        .and_then(|rest| rest.split_once(" values but expected "))
+        && let (Ok(got), Ok(want)) = (got.parse::<u64>(), want.parse::<u64>())
+    {
+        let which = if got < want { "few" } else { "many" };
+        return format!("too {which} values to unpack (got {got}, want {want})");
+    }
     text.to_owned()
 }
 
@@ -105,6 +118,18 @@ mod tests {
             (
                 "Operation `len()` not supported on type `int`",
                 "len: value of type int has no len",
+            ),
+            (
+                "Unpacked 1 values but expected 2",
+                "too few values to unpack (got 1, want 2)",
+            ),
+            (
+                "Unpacked 3 values but expected 2",
+                "too many values to unpack (got 3, want 2)",
+            ),
+            (
+                "Local variable `x` referenced before assignment",
+                "local variable x referenced before assignment",
             ),
             ("anything else", "anything else"),
         ];

@@ -9,10 +9,10 @@ module in the Go module cache (present once tools/gostarlark is built). The
 files are read there; none is copied into this repository.
 
 Each file is split into its `---` chunks, and each chunk into one script per
-`assert.*(...)` statement at top level: the statements before it (earlier
-assertions kept for their effects, as calls of a no-op), then the
-assertion. `assert` comes from an inline module written in Starlark (`eq`,
-`ne`, `true`, `lt`, `contains`, `fails`; `freeze` does nothing), so both
+`assert.*(...)` statement at top level: the statements before it other than
+assertions, then the assertion (so one failed assertion does not fail the
+ones after it, as in go.starlark.net's own test runner). `assert` comes from an inline module written in Starlark (`eq`,
+`ne`, `true`, `lt`, `contains`, `fails`, `fail`; `freeze` does nothing), so both
 binaries run the same assertions. A chunk with a `### "pattern"` line is one
 script that must fail with that pattern.
 
@@ -57,14 +57,13 @@ def _fails(f, pattern):
     f()
     fail("assert.fails: evaluation succeeded unexpectedly (want error matching %r)" % pattern)
 
-def _noop(*args, **kwargs):
-    pass
+def _fail(msg):
+    fail("assert.fail: " + msg)
 
 def freeze(x):
     pass
 
-assert = struct(eq = _eq, ne = _ne, true = _true, lt = _lt, contains = _contains, fails = _fails)
-noop = _noop
+assert = struct(eq = _eq, ne = _ne, true = _true, lt = _lt, contains = _contains, fails = _fails, fail = _fail)
 '''
 
 
@@ -111,17 +110,10 @@ def scripts(path):
         for i, (first, last, kind, pattern) in enumerate(found):
             if kind is None:
                 continue
-            before = []
-            for (f, l, k, _) in found[:i]:
-                part = "\n".join(lines[f - 1:l])
-                if k is not None:
-                    part = re.sub(r"^(\s*)assert\.\w+\(", r"\1noop(", part, count=1)
-                before.append(part)
+            before = ["\n".join(lines[f - 1:l]) for (f, l, k, _) in found[:i] if k is None]
             source = "\n".join(before + ["\n".join(lines[first - 1:last])]) + "\n"
-            source = source.replace('load("assert.star", "assert", "freeze")', 'load("assert.star", "assert", "freeze", "noop")')
-            source = source.replace('load("assert.star", "assert")', 'load("assert.star", "assert", "freeze", "noop")')
             if "assert.star" not in source:
-                source = 'load("assert.star", "assert", "freeze", "noop")\n' + source
+                source = 'load("assert.star", "assert", "freeze")\n' + source
             yield "%s#%d:%d" % (name, number, first), source, pattern if kind == "fails" else None
 
 
