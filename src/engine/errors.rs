@@ -39,9 +39,22 @@ fn go_position(span: &FileSpan, compiled: &Compiled) -> String {
 }
 
 /// The interpreter's own message, without its source snippet, in Go's
-/// words where they differ only in wording.
+/// words where they differ only in wording. A message longer than half
+/// of what a result carries (a script can `fail()` with 100 MB) is cut
+/// here, before it is copied, saying so.
 fn message(e: &starlark::Error) -> String {
-    let text = e.without_diagnostic().to_string();
+    let mut text = e.without_diagnostic().to_string();
+    let most = super::evaluate::MAX_MESSAGE_BYTES / 2;
+    if text.len() > most {
+        let total = text.len();
+        let mut cut = most;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        let _ = write!(text, " ... [truncated: {total} bytes in all]");
+        return text;
+    }
     crate::go::wording::go_wording(&crate::go::names::unreserve_in_text(&text))
 }
 
@@ -55,9 +68,11 @@ pub fn position_and_message(e: &starlark::Error, map: &LineMap) -> String {
 
 pub use crate::effects::Stopped;
 
-/// ` at file:line:col` of the innermost frame of `e`, or nothing.
-fn at(e: &starlark::Error, compiled: &Compiled) -> String {
+/// ` at file:line:col` of the innermost frame of `e`, else of the
+/// statement the run was at, or nothing.
+fn at(e: &starlark::Error, compiled: &Compiled, statement: Option<&FileSpan>) -> String {
     e.span()
+        .or(statement)
         .map(|span| format!(" at {}", position(span, &compiled.map)))
         .unwrap_or_default()
 }
@@ -67,6 +82,7 @@ pub fn execution_error(
     e: &starlark::Error,
     compiled: &Compiled,
     stopped: Option<Stopped>,
+    statement: Option<FileSpan>,
 ) -> Error {
     let text = message(e);
     if text.starts_with(TICK_LIMIT_PREFIX) {
@@ -76,13 +92,13 @@ pub fn execution_error(
         Some(Stopped::Time(limit)) => {
             return Error::TimeLimit {
                 seconds: limit.as_secs(),
-                at: at(e, compiled),
+                at: at(e, compiled, statement.as_ref()),
             };
         }
         Some(Stopped::Memory(limit)) => {
             return Error::MemoryLimit {
                 mib: limit >> 20,
-                at: at(e, compiled),
+                at: at(e, compiled, statement.as_ref()),
             };
         }
         None => {}
@@ -119,12 +135,18 @@ pub fn execution_error(
     }
     // The Go implementation writes go.starlark.net's backtrace, whose last
     // line names the builtin that failed, then the message once more.
+    // A message cut for length is not repeated.
+    let again = if text.ends_with(" bytes in all]") {
+        String::new()
+    } else {
+        format!(": {text}")
+    };
     match builtin {
         Some(name) => {
-            let _ = write!(out, "Error in {name}: {text}: {text}");
+            let _ = write!(out, "Error in {name}: {text}{again}");
         }
         None => {
-            let _ = write!(out, "Error: {text}: {text}");
+            let _ = write!(out, "Error: {text}{again}");
         }
     }
     Error::Runtime(out)

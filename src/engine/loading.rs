@@ -116,7 +116,12 @@ impl<'a> RequestLoader<'a> {
                     self.ctx.effects.fatal.borrow_mut().take();
                 }
                 if let Some(stopped) = self.ctx.stopped.get() {
-                    let budget = errors::execution_error(&e, &compiled, Some(stopped));
+                    let budget = errors::execution_error(
+                        &e,
+                        &compiled,
+                        Some(stopped),
+                        super::recursion::last_statement(),
+                    );
                     return Err(budget.to_string());
                 }
                 let text = e.without_diagnostic().to_string();
@@ -126,7 +131,7 @@ impl<'a> RequestLoader<'a> {
                         STEP_LIMIT_MESSAGE.trim_start_matches("starlark script ")
                     ));
                 }
-                return Err(match errors::execution_error(&e, &compiled, None) {
+                return Err(match errors::execution_error(&e, &compiled, None, None) {
                     Error::Compile(compile) => format!("compiling module {key}: {compile}"),
                     Error::Runtime(traceback) => format!(
                         "error in module {key}: Traceback (most recent call last):\n{traceback}"

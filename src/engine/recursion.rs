@@ -1,4 +1,6 @@
-//! Recursion, rejected as go.starlark.net rejects it: a Starlark function
+//! The run's statement hook: where the run is (for the messages of the
+//! budgets that stop it), and recursion, rejected as go.starlark.net
+//! rejects it: a Starlark function
 //! that calls itself, directly or through others, fails with
 //! `function NAME called recursively` when the second call starts.
 //!
@@ -15,14 +17,32 @@
 use starlark::codemap::FileSpanRef;
 use starlark::eval::{BeforeStmtFunc, BeforeStmtFuncDyn, Evaluator};
 
+use std::cell::RefCell;
+
+use starlark::codemap::FileSpan;
+
+thread_local! {
+    /// The statement this thread's run started last. The hook cannot
+    /// borrow the run's context (starlark-rust wants it `'static`), and a
+    /// run stays on one thread.
+    static STATEMENT: RefCell<Option<FileSpan>> = const { RefCell::new(None) };
+}
+
+/// The statement the run on this thread started last, taken.
+pub(crate) fn last_statement() -> Option<FileSpan> {
+    STATEMENT.with(RefCell::take)
+}
+
 /// go.starlark.net's message.
 pub(crate) fn message(name: &str) -> String {
     format!("function {name} called recursively")
 }
 
-/// The statement hook: remembers the stack depth of the last statement.
-#[derive(Default)]
+/// The statement hook: notes each statement in the run's context (where a
+/// budget that stops the run is reported) and, unless recursion is
+/// allowed, checks the stack whenever it grew since the last statement.
 struct Guard {
+    reject: bool,
     depth: usize,
 }
 
@@ -33,6 +53,16 @@ impl<'e> BeforeStmtFuncDyn<'e> for Guard {
         _continued: bool,
         eval: &mut Evaluator<'v, '_, 'e>,
     ) -> starlark::Result<()> {
+        STATEMENT.with(|last| {
+            let mut last = last.borrow_mut();
+            match &mut *last {
+                Some(at) if at.file.id() == span.file.id() => at.span = span.span,
+                _ => *last = Some(span.to_file_span()),
+            }
+        });
+        if !self.reject {
+            return Ok(());
+        }
         let depth = eval.call_stack_count();
         let grew = depth > self.depth;
         self.depth = depth;
@@ -68,7 +98,12 @@ impl<'e> BeforeStmtFuncDyn<'e> for Guard {
     }
 }
 
-/// Makes `eval` reject recursion.
-pub(crate) fn reject(eval: &mut Evaluator<'_, '_, '_>) {
-    eval.before_stmt_for_dap(BeforeStmtFunc::from_dyn(Box::new(Guard::default())));
+/// Installs the statement hook on `eval`, rejecting recursion when
+/// `reject`.
+pub(crate) fn install(eval: &mut Evaluator<'_, '_, '_>, reject: bool) {
+    STATEMENT.with(RefCell::take);
+    eval.before_stmt_for_dap(BeforeStmtFunc::from_dyn(Box::new(Guard {
+        reject,
+        depth: 0,
+    })));
 }

@@ -301,7 +301,12 @@ impl Runtime {
                 if let Some(message) = ctx.effects.fatal.borrow().clone() {
                     return Outcome::Failed(Error::Fatal(message));
                 }
-                return Outcome::Failed(errors::execution_error(&e, &compiled, ctx.stopped.get()));
+                return Outcome::Failed(errors::execution_error(
+                    &e,
+                    &compiled,
+                    ctx.stopped.get(),
+                    super::recursion::last_statement(),
+                ));
             }
             // Read back after evaluation: collection may have moved them.
             let Some(originals) = crate::effects::Originals::of(&module) else {
@@ -344,9 +349,7 @@ impl Runtime {
     ) -> anyhow::Result<()> {
         eval.set_max_tick_count(self.limits.max_ticks)?;
         eval.set_max_callstack_size(self.limits.max_call_stack)?;
-        if !self.limits.allow_recursion {
-            super::recursion::reject(eval);
-        }
+        super::recursion::install(eval, !self.limits.allow_recursion);
         // Memory is the meter's (crate::meter), which counts what the run
         // holds; starlark-rust's own limit counts the garbage it cannot
         // collect inside functions.

@@ -76,3 +76,35 @@ fn the_message_is_read_back_from_either_form() {
     assert_eq!(error_message("T\nError: a: b: a: b"), Some("a: b"));
     assert_eq!(error_message("no traceback"), None);
 }
+
+#[test]
+fn a_memory_budget_error_names_the_budget_the_position_and_the_flag() {
+    use function_starlark::engine::Limits;
+    use function_starlark::metrics::Metrics;
+    use prometheus_client::registry::Registry;
+    let limits = Limits {
+        max_heap_bytes: 32 << 20,
+        ..Limits::default()
+    };
+    let source = "l = []\nfor i in range(10000000):\n    l.append(str(i) * 100)\n";
+    let req = common::with_source(common::request("{}"), source);
+    let rsp = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(
+            common::function_with(limits, Metrics::register(&mut Registry::default())).handle(req),
+        );
+    let message = rsp
+        .results
+        .iter()
+        .find(|r| r.severity == 1)
+        .map(|r| r.message.clone())
+        .unwrap_or_default();
+    assert!(
+        message.starts_with(
+            "starlark execution failed: starlark script exceeded its memory budget of 32 MiB at composition.star:3:"
+        ) && message.contains("raise --max-heap-mib"),
+        "{message}"
+    );
+}
