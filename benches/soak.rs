@@ -5,8 +5,8 @@
 //! compiles, is cached and gets a metrics label until the caps), the rest
 //! a ConfigMap that does not exist (a Fatal result). After every tenth of
 //! the run it prints the server's memory (its process tree, RSS and PSS)
-//! and the number of metric series it exports, then whether memory stayed
-//! flat and the series under the label cap.
+//! and the number of metric series it exports, then the start and peak
+//! memory, whether memory stayed flat and the series under the label cap.
 //!
 //! `BENCH_CONCURRENCY` (default 8) calls are in flight at once;
 //! `BENCH_ARGS` adds server flags.
@@ -26,7 +26,7 @@ use bytes::Bytes;
 use function_sdk_rust::proto::v1::RunFunctionRequest;
 use prost::Message;
 use serde_json::json;
-use support::{call, connect, memory_kib, mib, runtime, start, this_binary, to_struct};
+use support::{Sampler, call, connect, memory_kib, mib, runtime, start, this_binary, to_struct};
 
 /// The metric series the server exports now (sample lines, not comments).
 fn series(metrics: &str) -> usize {
@@ -116,6 +116,7 @@ fn main() {
         mib(proportional),
         series(&metrics)
     );
+    let sampler = Sampler::start(pid);
     let rt = runtime();
     let step = total.div_ceil(10).max(1);
     let mut failed = 0;
@@ -157,7 +158,14 @@ fn main() {
     let last = rows.last().map_or(0, |r| r.0);
     let most_series = rows.iter().map(|r| r.1).max().unwrap_or(0);
     let growth = (last as f64 - first as f64) / first.max(1) as f64 * 100.0;
+    let (highest, highest_shared) = sampler.peaks();
     println!();
+    println!(
+        "RSS at the start {:.1} MiB, peak {:.1} MiB (PSS peak {:.1} MiB)",
+        mib(resident),
+        mib(highest),
+        mib(highest_shared)
+    );
     println!(
         "RSS after the first tenth {:.1} MiB, at the end {:.1} MiB ({growth:+.1}%): {}",
         mib(first),
