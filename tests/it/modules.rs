@@ -9,12 +9,7 @@ use serde_json::{Value, json};
 fn run_spec(spec: Value, request_yaml: &str) -> Value {
     let mut req = common::request(request_yaml);
     req.input = Some(common::to_struct(&json!({"spec": spec})));
-    let rsp = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime")
-        .block_on(common::function().handle(req));
-    common::json(&rsp)
+    common::json(&common::handle(&common::function(), req))
 }
 
 fn run_modules(source: &str, modules: Value) -> Value {
@@ -24,17 +19,12 @@ fn run_modules(source: &str, modules: Value) -> Value {
     )
 }
 
-fn fatal(rsp: &Value) -> Option<String> {
-    rsp["results"]
-        .as_array()?
-        .iter()
-        .find(|r| r["severity"] == "SEVERITY_FATAL")
-        .and_then(|r| r["message"].as_str())
-        .map(str::to_owned)
-}
-
 fn status(rsp: &Value) -> &Value {
-    assert!(fatal(rsp).is_none(), "unexpected failure: {:?}", fatal(rsp));
+    assert!(
+        common::fatal(rsp).is_none(),
+        "unexpected failure: {:?}",
+        common::fatal(rsp)
+    );
     &rsp["desired"]["composite"]["resource"]["status"]
 }
 
@@ -87,7 +77,7 @@ fn a_missing_module_names_every_place_searched() {
         json!({"source": "load('nope.star', 'x')\n", "modulePaths": [d1.path()]}),
         "meta: {tag: t}",
     );
-    let msg = fatal(&rsp).expect("a failure");
+    let msg = common::fatal(&rsp).expect("a failure");
     assert!(msg.contains("cannot load nope.star"), "{msg}");
     assert!(
         msg.contains("not found") && msg.contains("inline modules"),
@@ -107,7 +97,7 @@ fn local_names_must_be_flat_star_files() {
         ("./sub/x.star", "must not contain path separators"),
     ] {
         let rsp = run_modules(&format!("load('{target}', 'x')\n"), json!({}));
-        let msg = fatal(&rsp).expect("a failure");
+        let msg = common::fatal(&rsp).expect("a failure");
         assert!(msg.contains(fragment), "{target}: {msg}");
     }
 }
@@ -137,7 +127,7 @@ fn load_cycles_are_reported() {
         json!({"a.star": "load('b.star', 'y')\nx = y\n", "b.star": "load('a.star', 'x')\ny = x\n"}),
     );
     assert!(
-        fatal(&rsp)
+        common::fatal(&rsp)
             .expect("a failure")
             .contains("cycle in load graph"),
         "{rsp}"
@@ -146,7 +136,10 @@ fn load_cycles_are_reported() {
         "load('a.star', 'x')\n",
         json!({"a.star": "load('a.star', 'x')\n"}),
     );
-    assert!(fatal(&rsp).expect("a failure").contains("cycle"), "{rsp}");
+    assert!(
+        common::fatal(&rsp).expect("a failure").contains("cycle"),
+        "{rsp}"
+    );
 }
 
 #[test]
@@ -188,7 +181,7 @@ fn modules_do_not_see_the_main_scripts_globals() {
         "secret = 1\nload('m.star', 'x')\n",
         json!({"m.star": "x = secret\n"}),
     );
-    let msg = fatal(&rsp).expect("a failure");
+    let msg = common::fatal(&rsp).expect("a failure");
     assert!(msg.contains("compiling module m.star"), "{msg}");
 }
 
@@ -200,13 +193,13 @@ fn a_module_has_its_own_step_budget_and_its_errors_name_it() {
         "load('m.star', 'x')\n",
         json!({"m.star": "def spin():\n    while True:\n        pass\nspin()\nx = 1\n"}),
     );
-    let msg = fatal(&rsp).expect("a failure");
+    let msg = common::fatal(&rsp).expect("a failure");
     assert!(
         msg.contains("module m.star exceeded execution limit"),
         "{msg}"
     );
     let rsp = run_modules("load('m.star', 'x')\n", json!({"m.star": "x = {}['k']\n"}));
-    let msg = fatal(&rsp).expect("a failure");
+    let msg = common::fatal(&rsp).expect("a failure");
     assert!(
         msg.contains("error in module m.star") && msg.contains("m.star:1:"),
         "{msg}"
@@ -220,7 +213,7 @@ fn module_values_are_frozen_for_importers() {
         "load('m.star', 'items')\nitems.append(2)\n",
         json!({"m.star": "items = [1]\n"}),
     );
-    assert!(fatal(&rsp).is_some(), "{rsp}");
+    assert!(common::fatal(&rsp).is_some(), "{rsp}");
 }
 
 #[test]
@@ -230,7 +223,7 @@ fn private_and_missing_names_cannot_be_imported() {
     let modules = json!({"m.star": "load('n.star', 'inner')\n_p = 1\npublic = inner\n", "n.star": "inner = 2\n"});
     for (name, fragment) in [("_p", "_p"), ("missing", "missing"), ("inner", "inner")] {
         let rsp = run_modules(&format!("load('m.star', '{name}')\n"), modules.clone());
-        let msg = fatal(&rsp).expect("a failure");
+        let msg = common::fatal(&rsp).expect("a failure");
         assert!(msg.contains(fragment), "{name}: {msg}");
     }
 }
@@ -254,7 +247,7 @@ fn star_imports_bind_every_public_name() {
         "load('m.star', '*')\ndxr['status'] = {'h': _hidden}\n",
         modules.clone(),
     );
-    assert!(fatal(&rsp).is_some(), "{rsp}");
+    assert!(common::fatal(&rsp).is_some(), "{rsp}");
     let rsp = run_modules(
         "load('p.star', '*')\ndxr['status'] = {'ok': True}\n",
         modules,
@@ -303,9 +296,12 @@ fn star_imports_work_transitively_and_report_cycles_and_missing_modules() {
         "load('a.star', '*')\n",
         json!({"a.star": "load('b.star', '*')\n", "b.star": "load('a.star', '*')\n"}),
     );
-    assert!(fatal(&rsp).expect("a failure").contains("cycle"), "{rsp}");
+    assert!(
+        common::fatal(&rsp).expect("a failure").contains("cycle"),
+        "{rsp}"
+    );
     let rsp = run_modules("load('missing.star', '*')\n", json!({}));
-    let msg = fatal(&rsp).expect("a failure");
+    let msg = common::fatal(&rsp).expect("a failure");
     assert!(
         msg.starts_with("resolving star imports: resolving star import from"),
         "{msg}"
@@ -318,7 +314,7 @@ fn positions_after_a_multi_line_star_import_are_unchanged() {
         "load(\n    'm.star',\n    '*',\n)\nx = {}['k']\n",
         json!({"m.star": "a = 1\n"}),
     );
-    let msg = fatal(&rsp).expect("a failure");
+    let msg = common::fatal(&rsp).expect("a failure");
     assert!(msg.contains("composition.star:5:"), "{msg}");
 }
 
@@ -334,7 +330,7 @@ fn builtins_called_from_module_functions_write_the_request_but_module_code_canno
         "load('lib.star', 'x')\n",
         json!({"lib.star": "dxr['status'] = {'a': 1}\nx = 1\n"}),
     );
-    let msg = fatal(&rsp).expect("module code cannot write dxr");
+    let msg = common::fatal(&rsp).expect("module code cannot write dxr");
     assert!(msg.contains("error in module lib.star"), "{msg}");
 }
 
@@ -352,8 +348,8 @@ fn a_module_may_export_assert() {
     assert_eq!(status(&rsp), &json!({"ok": true}));
     let rsp = run_modules("sl__assert = 1\n", json!({}));
     assert!(
-        fatal(&rsp).is_some_and(|m| m.contains("reserved identifier \"sl__assert\"")),
+        common::fatal(&rsp).is_some_and(|m| m.contains("reserved identifier \"sl__assert\"")),
         "{:?}",
-        fatal(&rsp)
+        common::fatal(&rsp)
     );
 }

@@ -113,21 +113,16 @@ async fn run_source(function: &StarlarkFunction, source: &str) -> Value {
     run(function, json!({"source": source})).await
 }
 
-fn fatal(rsp: &Value) -> Option<String> {
-    rsp["results"]
-        .as_array()?
-        .iter()
-        .find(|r| r["severity"] == "SEVERITY_FATAL")
-        .and_then(|r| r["message"].as_str())
-        .map(str::to_owned)
-}
-
 fn failure(rsp: &Value) -> String {
-    fatal(rsp).unwrap_or_else(|| panic!("a failure was expected: {rsp}"))
+    common::fatal(rsp).unwrap_or_else(|| panic!("a failure was expected: {rsp}"))
 }
 
 fn status(rsp: &Value) -> &Value {
-    assert!(fatal(rsp).is_none(), "unexpected failure: {:?}", fatal(rsp));
+    assert!(
+        common::fatal(rsp).is_none(),
+        "unexpected failure: {:?}",
+        common::fatal(rsp)
+    );
     &rsp["desired"]["composite"]["resource"]["status"]
 }
 
@@ -834,7 +829,7 @@ async fn always_with_ttl_zero_revalidates_every_request() {
         .build();
     let source = format!("load('oci://{}/{repo}:v1/m.star', 'm')\n", r.host);
     for _ in 0..3 {
-        assert!(fatal(&run_source(&f, &source).await).is_none());
+        assert!(common::fatal(&run_source(&f, &source).await).is_none());
     }
     assert_eq!(count(r, repo, "HEAD", "/manifests/v1"), pushed.0 + 2);
     assert_eq!(manifest_gets(r, repo), pushed.1 + 1);
@@ -883,9 +878,9 @@ async fn cached_digests_are_never_fetched_again() {
         "load('oci://{}/cache/digest@{digest}/m.star', 'm')\n",
         r.host
     );
-    assert!(fatal(&run_source(&f, &source).await).is_none());
+    assert!(common::fatal(&run_source(&f, &source).await).is_none());
     let calls = r.requests_for("cache/digest").len();
-    assert!(fatal(&run_source(&f, &source).await).is_none());
+    assert!(common::fatal(&run_source(&f, &source).await).is_none());
     assert_eq!(r.requests_for("cache/digest").len(), calls);
 }
 
@@ -925,7 +920,7 @@ async fn requests_without_oci_targets_never_build_credentials_or_call_a_registry
         &format!("load('oci://127.0.0.1:{port}/x/y:v1/m.star', 'm')\n"),
     )
     .await;
-    assert!(fatal(&rsp).is_some());
+    assert!(common::fatal(&rsp).is_some());
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, &metrics_registry).unwrap();
     assert!(
@@ -1108,7 +1103,7 @@ async fn credentials_come_from_the_request_the_secret_or_the_host() {
     )
     .await;
     assert!(
-        fatal(&rsp).is_some(),
+        common::fatal(&rsp).is_some(),
         "the request credential is the one sent"
     );
     // The host's Docker config is the last source.

@@ -6,17 +6,7 @@ use crate::common;
 
 use function_starlark::engine::Limits;
 use function_starlark::metrics::Metrics;
-use prometheus_client::registry::Registry;
 use serde_json::{Value, json};
-
-fn fatal(rsp: &Value) -> Option<String> {
-    rsp["results"]
-        .as_array()?
-        .iter()
-        .find(|r| r["severity"] == "SEVERITY_FATAL")
-        .and_then(|r| r["message"].as_str())
-        .map(str::to_owned)
-}
 
 /// The response to `spec` (inline source and modules), with `limits`.
 fn run(spec: Value, limits: Limits) -> Value {
@@ -27,17 +17,12 @@ fn run(spec: Value, limits: Limits) -> Value {
         "spec": spec,
     });
     req.input = Some(common::to_struct(&input));
-    let metrics = Metrics::register(&mut Registry::default());
-    let rsp = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime")
-        .block_on(common::function_with(limits, metrics).handle(req));
-    common::json(&rsp)
+    let function = common::function_with(limits, Metrics::default());
+    common::json(&common::handle(&function, req))
 }
 
 fn rejected(source: &str) -> String {
-    fatal(&run(json!({"source": source}), Limits::default())).unwrap_or_default()
+    common::fatal(&run(json!({"source": source}), Limits::default())).unwrap_or_default()
 }
 
 const FACTORIAL: &str = "def f(n):\n    if n == 0:\n        return 1\n    return n * f(n - 1)\nx = f(3)\ndxr['status'] = {'x': x}\n";
@@ -79,7 +64,7 @@ fn calls_that_do_not_recurse_run() {
         json!({"source": source, "modules": modules}),
         Limits::default(),
     );
-    assert_eq!(fatal(&rsp), None);
+    assert_eq!(common::fatal(&rsp), None);
     assert_eq!(
         rsp["desired"]["composite"]["resource"]["status"],
         json!({"f": 0.0, "h": [2.0, 4.0, 6.0], "z": [1.0, 2.0, 3.0], "r": 21.0})
@@ -93,7 +78,7 @@ fn the_server_can_allow_recursion() {
         ..Limits::default()
     };
     let rsp = run(json!({"source": FACTORIAL}), limits);
-    assert_eq!(fatal(&rsp), None);
+    assert_eq!(common::fatal(&rsp), None);
     assert_eq!(
         rsp["desired"]["composite"]["resource"]["status"],
         json!({"x": 6.0})

@@ -23,15 +23,6 @@ fn scripts(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-fn fatal(rsp: &serde_json::Value) -> Option<String> {
-    rsp["results"]
-        .as_array()?
-        .iter()
-        .find(|r| r["severity"] == "SEVERITY_FATAL")
-        .and_then(|r| r["message"].as_str())
-        .map(str::to_owned)
-}
-
 fn run(script: &Path) -> serde_json::Value {
     let source = std::fs::read_to_string(script).expect("a readable test script");
     let request = std::fs::read_to_string(script.with_extension("request.yaml"))
@@ -48,10 +39,10 @@ fn every_stdlib_test_script_passes() {
     for script in tests {
         let rsp = run(&script);
         assert!(
-            fatal(&rsp).is_none(),
+            common::fatal(&rsp).is_none(),
             "{}: {:?}",
             script.display(),
-            fatal(&rsp)
+            common::fatal(&rsp)
         );
         let response = script.with_extension("response.yaml");
         if response.exists() {
@@ -82,8 +73,8 @@ fn every_stdlib_error_case_fails_as_expected() {
         };
         let fragment = fragment.trim();
         let rsp = run(&script);
-        let message =
-            fatal(&rsp).unwrap_or_else(|| panic!("{}: expected a failure", script.display()));
+        let message = common::fatal(&rsp)
+            .unwrap_or_else(|| panic!("{}: expected a failure", script.display()));
         assert!(
             message.contains(fragment),
             "{}: {message}",

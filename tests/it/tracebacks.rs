@@ -81,20 +81,13 @@ fn the_message_is_read_back_from_either_form() {
 fn a_memory_budget_error_names_the_budget_the_position_and_the_flag() {
     use function_starlark::engine::Limits;
     use function_starlark::metrics::Metrics;
-    use prometheus_client::registry::Registry;
     let limits = Limits {
         max_heap_bytes: 32 << 20,
         ..Limits::default()
     };
     let source = "l = []\nfor i in range(10000000):\n    l.append(str(i) * 100)\n";
     let req = common::with_source(common::request("{}"), source);
-    let rsp = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime")
-        .block_on(
-            common::function_with(limits, Metrics::register(&mut Registry::default())).handle(req),
-        );
+    let rsp = common::handle(&common::function_with(limits, Metrics::default()), req);
     let message = rsp
         .results
         .iter()

@@ -57,12 +57,26 @@ pub fn function_with(limits: Limits, metrics: Metrics) -> StarlarkFunction {
 
 /// Runs `source` against `request` in-process.
 pub fn run(source: &str, request_yaml: &str) -> RunFunctionResponse {
-    let req = with_source(request(request_yaml), source);
+    handle(&function(), with_source(request(request_yaml), source))
+}
+
+/// `function`'s answer to `req`, on a runtime of its own.
+pub fn handle(function: &StarlarkFunction, req: RunFunctionRequest) -> RunFunctionResponse {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a runtime")
-        .block_on(function().handle(req))
+        .block_on(function.handle(req))
+}
+
+/// The message of the Fatal result of a response (as JSON), if it has one.
+pub fn fatal(rsp: &serde_json::Value) -> Option<String> {
+    rsp["results"]
+        .as_array()?
+        .iter()
+        .find(|r| r["severity"] == "SEVERITY_FATAL")
+        .and_then(|r| r["message"].as_str())
+        .map(str::to_owned)
 }
 
 /// A JSON value as YAML. Numbers are converted explicitly: a dependency
