@@ -63,6 +63,29 @@ pub fn assert_fails(source: &str, fragment: &str) {
     }
 }
 
+/// The string `expr` evaluates to.
+#[track_caller]
+pub fn eval_text(expr: &str) -> String {
+    match eval(expr) {
+        Ok(serde_json::Value::String(s)) => s,
+        other => panic!("{expr}: {other:?}"),
+    }
+}
+
+/// Asserts that evaluating `expr` fails with exactly `message` as its
+/// error (the last line of the traceback, said once).
+#[track_caller]
+pub fn assert_error(expr: &str, message: &str) {
+    match run(&format!("x = {expr}\n")) {
+        Ok(_) => panic!("{expr}: expected the error {message:?}"),
+        Err(e) => assert_eq!(
+            crate::engine::errors::error_message(&e),
+            Some(message),
+            "{expr}: {e}"
+        ),
+    }
+}
+
 /// A Starlark string literal for `s`.
 pub fn literal(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

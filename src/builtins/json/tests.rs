@@ -5,30 +5,7 @@ use serde_json::json;
 use starlark::environment::Module;
 
 use super::{decode_value, encode_value, indent_json};
-use crate::testing::{Tree, assert_eval, assert_fails, eval, run};
-
-/// The string `expr` evaluates to.
-#[track_caller]
-fn text(expr: &str) -> String {
-    match eval(expr) {
-        Ok(serde_json::Value::String(s)) => s,
-        other => panic!("{expr}: {other:?}"),
-    }
-}
-
-/// Asserts that evaluating `expr` fails with exactly `message` as the
-/// builtin's error.
-#[track_caller]
-fn fails(expr: &str, message: &str) {
-    match run(&format!("x = {expr}\n")) {
-        Ok(_) => panic!("{expr}: expected the error {message:?}"),
-        Err(e) => assert_eq!(
-            crate::engine::errors::error_message(&e),
-            Some(message),
-            "{expr}: {e}"
-        ),
-    }
-}
+use crate::testing::{Tree, assert_error, assert_eval, assert_fails, eval_text, run};
 
 /// Runs `script`, which leaves its result in `out`.
 #[track_caller]
@@ -52,19 +29,22 @@ fn json_is_a_go_style_module() {
 #[test]
 fn encode_sorts_keys_and_writes_compact_text() {
     assert_eq!(
-        text(r#"json.encode({"b": [1, 2.5], "a": None})"#),
+        eval_text(r#"json.encode({"b": [1, 2.5], "a": None})"#),
         r#"{"a":null,"b":[1,2.5]}"#
     );
-    assert_eq!(text(r#"json.encode({"b": 1, "a": 2})"#), r#"{"a":2,"b":1}"#);
     assert_eq!(
-        text(r#"json.encode({"b": 2, "a": {"z": 1, "y": 2}, "é": 3, "Z": 4, "": 5})"#),
+        eval_text(r#"json.encode({"b": 1, "a": 2})"#),
+        r#"{"a":2,"b":1}"#
+    );
+    assert_eq!(
+        eval_text(r#"json.encode({"b": 2, "a": {"z": 1, "y": 2}, "é": 3, "Z": 4, "": 5})"#),
         r#"{"":5,"Z":4,"a":{"y":2,"z":1},"b":2,"é":3}"#
     );
-    assert_eq!(text("json.encode({})"), "{}");
-    assert_eq!(text("json.encode([])"), "[]");
-    assert_eq!(text("json.encode(None)"), "null");
-    assert_eq!(text("json.encode(True)"), "true");
-    assert_eq!(text("json.encode(False)"), "false");
+    assert_eq!(eval_text("json.encode({})"), "{}");
+    assert_eq!(eval_text("json.encode([])"), "[]");
+    assert_eq!(eval_text("json.encode(None)"), "null");
+    assert_eq!(eval_text("json.encode(True)"), "true");
+    assert_eq!(eval_text("json.encode(False)"), "false");
 }
 
 #[test]
@@ -82,21 +62,21 @@ fn encode_writes_floats_in_go_shortest_form_with_a_point() {
         ("1e21", "1e+21"),
         ("1e100", "1e+100"),
     ] {
-        assert_eq!(text(&format!("json.encode({expr})")), want, "{expr}");
+        assert_eq!(eval_text(&format!("json.encode({expr})")), want, "{expr}");
     }
 }
 
 #[test]
 fn encode_rejects_non_finite_floats() {
-    fails(
+    assert_error(
         r#"json.encode(float("nan"))"#,
         "json.encode: cannot encode non-finite float nan",
     );
-    fails(
+    assert_error(
         r#"json.encode(float("inf"))"#,
         "json.encode: cannot encode non-finite float +inf",
     );
-    fails(
+    assert_error(
         r#"json.encode(-float("inf"))"#,
         "json.encode: cannot encode non-finite float -inf",
     );
@@ -104,37 +84,43 @@ fn encode_rejects_non_finite_floats() {
 
 #[test]
 fn encode_writes_ints_of_any_size() {
-    assert_eq!(text("json.encode(1 << 70)"), "1180591620717411303424");
-    assert_eq!(text("json.encode(-(1 << 70))"), "-1180591620717411303424");
-    assert_eq!(text("json.encode([0, -1, 42])"), "[0,-1,42]");
+    assert_eq!(eval_text("json.encode(1 << 70)"), "1180591620717411303424");
+    assert_eq!(
+        eval_text("json.encode(-(1 << 70))"),
+        "-1180591620717411303424"
+    );
+    assert_eq!(eval_text("json.encode([0, -1, 42])"), "[0,-1,42]");
 }
 
 #[test]
 fn encode_escapes_strings_as_go_does() {
     // Printable ASCII: only `"` and `\` escaped, DEL as Go's `\x7f`.
-    assert_eq!(text(r#"json.encode("q\"b\\s")"#), r#""q\"b\\s""#);
-    assert_eq!(text(r#"json.encode("<>&")"#), r#""<>&""#);
-    assert_eq!(text(r#"json.encode("a\x7fb")"#), r#""a\x7fb""#);
+    assert_eq!(eval_text(r#"json.encode("q\"b\\s")"#), r#""q\"b\\s""#);
+    assert_eq!(eval_text(r#"json.encode("<>&")"#), r#""<>&""#);
+    assert_eq!(eval_text(r#"json.encode("a\x7fb")"#), r#""a\x7fb""#);
     // Anything else: Go's JSON escaping, `<>&` included.
     assert_eq!(
-        text(r#"json.encode("é\u2028<>&\x01")"#),
+        eval_text(r#"json.encode("é\u2028<>&\x01")"#),
         r#""é\u2028\u003c\u003e\u0026\u0001""#
     );
     assert_eq!(
-        text(r#"json.encode("\x08\x0c\x00\x1f\t\n\r")"#),
+        eval_text(r#"json.encode("\x08\x0c\x00\x1f\t\n\r")"#),
         r#""\b\f\u0000\u001f\t\n\r""#
     );
-    assert_eq!(text(r#"json.encode("a\x7fb\n")"#), "\"a\u{7f}b\\n\"");
-    assert_eq!(text(r#"json.encode("\U0001F600 日本")"#), "\"😀 日本\"");
+    assert_eq!(eval_text(r#"json.encode("a\x7fb\n")"#), "\"a\u{7f}b\\n\"");
+    assert_eq!(
+        eval_text(r#"json.encode("\U0001F600 日本")"#),
+        "\"😀 日本\""
+    );
 }
 
 #[test]
 fn encode_turns_other_iterables_into_arrays() {
-    assert_eq!(text("json.encode((1, 2))"), "[1,2]");
-    assert_eq!(text("json.encode(set([1]))"), "[1]");
-    assert_eq!(text("json.encode(range(3))"), "[0,1,2]");
+    assert_eq!(eval_text("json.encode((1, 2))"), "[1,2]");
+    assert_eq!(eval_text("json.encode(set([1]))"), "[1]");
+    assert_eq!(eval_text("json.encode(range(3))"), "[0,1,2]");
     assert_eq!(
-        text(r#"json.encode([1, [2, {"x": (3,)}]])"#),
+        eval_text(r#"json.encode([1, [2, {"x": (3,)}]])"#),
         r#"[1,[2,{"x":[3]}]]"#
     );
 }
@@ -142,12 +128,12 @@ fn encode_turns_other_iterables_into_arrays() {
 #[test]
 fn encode_writes_structs_as_objects_with_sorted_fields() {
     assert_eq!(
-        text("json.encode(struct(b = 1, a = 2))"),
+        eval_text("json.encode(struct(b = 1, a = 2))"),
         r#"{"a":2,"b":1}"#
     );
-    assert_eq!(text("json.encode(struct())"), "{}");
+    assert_eq!(eval_text("json.encode(struct())"), "{}");
     assert_eq!(
-        text("json.encode([struct(a = None, n = struct(x = [1]))])"),
+        eval_text("json.encode([struct(a = None, n = struct(x = [1]))])"),
         r#"[{"a":null,"n":{"x":[1]}}]"#
     );
 }
@@ -156,7 +142,7 @@ fn encode_writes_structs_as_objects_with_sorted_fields() {
 fn encode_writes_resource_dicts_as_objects_not_key_arrays() {
     // The reference emits `["b","a"]` for its resource dicts; a script
     // means the object, so these encode as dicts do.
-    assert_eq!(text("json.encode(oxr)"), "{}");
+    assert_eq!(eval_text("json.encode(oxr)"), "{}");
     let v = out(
         "dxr[\"b\"] = 1\ndxr[\"a\"] = {\"y\": [True]}\ndxr.spec = {\"z\": 2.5}\nout = json.encode(dxr)",
     );
@@ -178,31 +164,31 @@ fn encode_writes_resource_refs_as_objects() {
 
 #[test]
 fn encode_errors_name_the_path_to_the_bad_value() {
-    fails(
+    assert_error(
         "json.encode({1: 2})",
         "json.encode: dict has int key, want string",
     );
-    fails(
+    assert_error(
         r#"json.encode({"a": len})"#,
         r#"json.encode: in dict key "a": cannot encode builtin_function_or_method as JSON"#,
     );
-    fails(
+    assert_error(
         r#"json.encode({"a": [1, 2, float("nan")]})"#,
         r#"json.encode: in dict key "a": at list index 2: cannot encode non-finite float nan"#,
     );
-    fails(
+    assert_error(
         r#"json.encode({"é\n": len})"#,
         r#"json.encode: in dict key "é\n": cannot encode builtin_function_or_method as JSON"#,
     );
-    fails(
+    assert_error(
         "json.encode(struct(x = struct(y = len)))",
         "json.encode: in field .x: in field .y: cannot encode builtin_function_or_method as JSON",
     );
-    fails(
+    assert_error(
         "json.encode(json)",
         "json.encode: in field .decode: cannot encode builtin_function_or_method as JSON",
     );
-    fails(
+    assert_error(
         "json.encode(lambda: 1)",
         "json.encode: cannot encode function as JSON",
     );
@@ -226,9 +212,9 @@ fn encode_reports_cycles_and_accepts_shared_values() {
 
 #[test]
 fn encode_takes_exactly_one_positional_argument() {
-    fails("json.encode()", "json.encode: got 0 arguments, want 1");
-    fails("json.encode(1, 2)", "json.encode: got 2 arguments, want 1");
-    fails(
+    assert_error("json.encode()", "json.encode: got 0 arguments, want 1");
+    assert_error("json.encode(1, 2)", "json.encode: got 2 arguments, want 1");
+    assert_error(
         "json.encode(x = 1)",
         "json.encode: unexpected keyword arguments",
     );
@@ -237,28 +223,28 @@ fn encode_takes_exactly_one_positional_argument() {
 #[test]
 fn decode_returns_new_plain_values_in_document_order() {
     assert_eq!(
-        text(r#"json.encode(json.decode('{"a":1.0,"b":[1,2,null,true]}'))"#),
+        eval_text(r#"json.encode(json.decode('{"a":1.0,"b":[1,2,null,true]}'))"#),
         r#"{"a":1.0,"b":[1,2,null,true]}"#
     );
     assert_eq!(
-        text(r#"str(json.decode('{"b":1,"a":2}'))"#),
+        eval_text(r#"str(json.decode('{"b":1,"a":2}'))"#),
         r#"{"b": 1, "a": 2}"#
     );
     assert_eq!(
-        text(r#"str(json.decode('{"a":1,"b":2,"a":3}'))"#),
+        eval_text(r#"str(json.decode('{"a":1,"b":2,"a":3}'))"#),
         r#"{"a": 3, "b": 2}"#
     );
-    assert_eq!(text(r#"type(json.decode("{}"))"#), "dict");
-    assert_eq!(text(r#"type(json.decode("[]"))"#), "list");
+    assert_eq!(eval_text(r#"type(json.decode("{}"))"#), "dict");
+    assert_eq!(eval_text(r#"type(json.decode("[]"))"#), "list");
     assert_eq!(
         out(
             "x = json.decode('[1]')\nx.append(2)\ny = json.decode('{}')\ny[\"k\"] = x\nout = json.encode(y)"
         ),
         json!(r#"{"k":[1,2]}"#)
     );
-    assert_eq!(text(r#"str(json.decode("null"))"#), "None");
+    assert_eq!(eval_text(r#"str(json.decode("null"))"#), "None");
     assert_eq!(
-        text(r#"str(json.decode(" \t\r\n[ true , false ] "))"#),
+        eval_text(r#"str(json.decode(" \t\r\n[ true , false ] "))"#),
         "[True, False]"
     );
 }
@@ -278,8 +264,16 @@ fn decode_reads_ints_of_any_size_and_floats_by_their_spelling() {
         ("1.", "1.0", "float"),
         ("1e-400", "0.0", "float"),
     ] {
-        assert_eq!(text(&format!("str(json.decode({src:?}))")), want, "{src}");
-        assert_eq!(text(&format!("type(json.decode({src:?}))")), kind, "{src}");
+        assert_eq!(
+            eval_text(&format!("str(json.decode({src:?}))")),
+            want,
+            "{src}"
+        );
+        assert_eq!(
+            eval_text(&format!("type(json.decode({src:?}))")),
+            kind,
+            "{src}"
+        );
     }
 }
 
@@ -323,12 +317,12 @@ fn decode_reports_syntax_errors_with_their_offset() {
             r"at offset 10, invalid character 'z' in \u hexadecimal character escape",
         ),
     ] {
-        fails(
+        assert_error(
             &format!("json.decode({src:?})"),
             &format!("json.decode: {message}"),
         );
     }
-    fails(
+    assert_error(
         r#"json.decode("\"é\x01\"")"#,
         r"json.decode: at offset 5, invalid character '\x01' in string literal",
     );
@@ -336,26 +330,32 @@ fn decode_reports_syntax_errors_with_their_offset() {
 
 #[test]
 fn decode_unescapes_strings_as_go_does() {
-    assert_eq!(text(r#"json.decode('"\\ud83d\\ude00"')"#), "😀");
-    assert_eq!(text(r#"json.decode('"\\u00e9"')"#), "é");
-    assert_eq!(text(r#"json.decode('"\\ud83d"')"#), "\u{fffd}");
-    assert_eq!(text(r#"json.decode('"\\ud83d\\u0041"')"#), "\u{fffd}A");
+    assert_eq!(eval_text(r#"json.decode('"\\ud83d\\ude00"')"#), "😀");
+    assert_eq!(eval_text(r#"json.decode('"\\u00e9"')"#), "é");
+    assert_eq!(eval_text(r#"json.decode('"\\ud83d"')"#), "\u{fffd}");
+    assert_eq!(eval_text(r#"json.decode('"\\ud83d\\u0041"')"#), "\u{fffd}A");
     assert_eq!(
-        text(r#"json.decode('"\\/\\b\\f\\n\\r\\t\\"\\\\"')"#),
+        eval_text(r#"json.decode('"\\/\\b\\f\\n\\r\\t\\"\\\\"')"#),
         "/\u{8}\u{c}\n\r\t\"\\"
     );
     // Strings of plain ASCII are taken verbatim, raw control
     // characters included, as the reference does.
-    assert_eq!(text(r#"json.decode('"a\x01"')"#), "a\u{1}");
+    assert_eq!(eval_text(r#"json.decode('"a\x01"')"#), "a\u{1}");
 }
 
 #[test]
 fn decode_default_replaces_only_syntax_failures() {
-    assert_eq!(text(r#"str(json.decode("[1]", default = None))"#), "[1]");
-    assert_eq!(text(r#"str(json.decode("x", default = 7))"#), "7");
-    assert_eq!(text(r#"str(json.decode("x", None))"#), "None");
-    assert_eq!(text(r#"str(json.decode("1e400", default = "big"))"#), "big");
-    fails(
+    assert_eq!(
+        eval_text(r#"str(json.decode("[1]", default = None))"#),
+        "[1]"
+    );
+    assert_eq!(eval_text(r#"str(json.decode("x", default = 7))"#), "7");
+    assert_eq!(eval_text(r#"str(json.decode("x", None))"#), "None");
+    assert_eq!(
+        eval_text(r#"str(json.decode("1e400", default = "big"))"#),
+        "big"
+    );
+    assert_error(
         "json.decode(None, default = 3)",
         "json.decode: for parameter x: got NoneType, want string",
     );
@@ -363,28 +363,28 @@ fn decode_default_replaces_only_syntax_failures() {
 
 #[test]
 fn decode_binds_its_arguments_as_go_does() {
-    fails(
+    assert_error(
         "json.decode(1)",
         "json.decode: for parameter x: got int, want string",
     );
-    fails(
+    assert_error(
         r#"json.decode(x = "1")"#,
         "json.decode: unexpected keyword argument x",
     );
-    fails(
+    assert_error(
         r#"json.decode("1", x = "1")"#,
         r#"json.decode: got multiple values for keyword argument "x""#,
     );
-    fails("json.decode()", "json.decode: missing argument for x");
-    fails(
+    assert_error("json.decode()", "json.decode: missing argument for x");
+    assert_error(
         r#"json.decode("1", 2, 3)"#,
         "json.decode: got 3 arguments, want at most 2",
     );
-    fails(
+    assert_error(
         r#"json.decode("1", defualt = 3)"#,
         r#"json.decode: unexpected keyword argument "defualt""#,
     );
-    fails(
+    assert_error(
         r#"json.decode("x", 2, default = 3)"#,
         r#"json.decode: got multiple values for keyword argument "default""#,
     );
@@ -393,26 +393,26 @@ fn decode_binds_its_arguments_as_go_does() {
 #[test]
 fn indent_lays_out_json_text_without_re_encoding_it() {
     assert_eq!(
-        text(r#"json.indent('{"b":1,"a":[]}', indent = "  ")"#),
+        eval_text(r#"json.indent('{"b":1,"a":[]}', indent = "  ")"#),
         "{\n  \"b\": 1,\n  \"a\": []\n}"
     );
     assert_eq!(
-        text(r#"json.indent('{"a":1,"b":[1,2]}')"#),
+        eval_text(r#"json.indent('{"a":1,"b":[1,2]}')"#),
         "{\n\t\"a\": 1,\n\t\"b\": [\n\t\t1,\n\t\t2\n\t]\n}"
     );
     assert_eq!(
-        text(r#"json.indent('{"a":1}', prefix = "> ", indent = "\t")"#),
+        eval_text(r#"json.indent('{"a":1}', prefix = "> ", indent = "\t")"#),
         "{\n> \t\"a\": 1\n> }"
     );
     assert_eq!(
-        text(r#"json.indent('  [ 1 , { } , [ ] , {"a" : [ ]} ]  ')"#),
+        eval_text(r#"json.indent('  [ 1 , { } , [ ] , {"a" : [ ]} ]  ')"#),
         "[\n\t1,\n\t{},\n\t[],\n\t{\n\t\t\"a\": []\n\t}\n]  "
     );
     assert_eq!(
-        text(r#"json.indent('{"a":"x,y:{z}[]","n":1e5,"m":-0.0}')"#),
+        eval_text(r#"json.indent('{"a":"x,y:{z}[]","n":1e5,"m":-0.0}')"#),
         "{\n\t\"a\": \"x,y:{z}[]\",\n\t\"n\": 1e5,\n\t\"m\": -0.0\n}"
     );
-    assert_eq!(text(r#"json.indent("1")"#), "1");
+    assert_eq!(eval_text(r#"json.indent("1")"#), "1");
 }
 
 #[test]
@@ -468,12 +468,12 @@ fn indent_reports_go_scanner_errors() {
             r"invalid character '\'' looking for beginning of value",
         ),
     ] {
-        fails(
+        assert_error(
             &format!("json.indent({src:?})"),
             &format!("json.indent: {message}"),
         );
     }
-    fails(
+    assert_error(
         r#"json.indent("\"\x01\"")"#,
         r"json.indent: invalid character '\x01' in string literal",
     );
@@ -481,28 +481,28 @@ fn indent_reports_go_scanner_errors() {
 
 #[test]
 fn indent_options_are_keyword_only_strings() {
-    fails(
+    assert_error(
         r#"json.indent('[1]', "x")"#,
         "json.indent: got 2 arguments, want 1",
     );
-    fails("json.indent()", "json.indent: got 0 arguments, want 1");
-    fails(
+    assert_error("json.indent()", "json.indent: got 0 arguments, want 1");
+    assert_error(
         "json.indent(1)",
         "json.indent: for parameter 1: got int, want string",
     );
-    fails(
+    assert_error(
         "json.indent('[1]', prefix = 1)",
         r#"json.indent: for parameter "prefix": got int, want string"#,
     );
-    fails(
+    assert_error(
         "json.indent('[1]', indent = None)",
         r#"json.indent: for parameter "indent": got NoneType, want string"#,
     );
-    fails(
+    assert_error(
         r#"json.indent('[1]', prefx = "")"#,
         r#"json.indent: unexpected keyword argument "prefx" (did you mean prefix?)"#,
     );
-    fails(
+    assert_error(
         r#"json.indent('[1]', indnt = "")"#,
         r#"json.indent: unexpected keyword argument "indnt""#,
     );
@@ -511,34 +511,34 @@ fn indent_options_are_keyword_only_strings() {
 #[test]
 fn encode_indent_is_indent_of_encode() {
     assert_eq!(
-        text(r#"json.encode_indent({"a": [1]}, indent = "  ")"#),
+        eval_text(r#"json.encode_indent({"a": [1]}, indent = "  ")"#),
         "{\n  \"a\": [\n    1\n  ]\n}"
     );
     assert_eq!(
-        text(r#"json.encode_indent({"a": [1]})"#),
+        eval_text(r#"json.encode_indent({"a": [1]})"#),
         "{\n\t\"a\": [\n\t\t1\n\t]\n}"
     );
-    assert_eq!(text(r#"json.encode_indent([], prefix = ">")"#), "[]");
+    assert_eq!(eval_text(r#"json.encode_indent([], prefix = ">")"#), "[]");
     assert_eq!(
-        text(
+        eval_text(
             r##"json.encode_indent({"b": {"c": [1, {"d": None}]}, "a": {}}, prefix = "#", indent = "..")"##
         ),
         "{\n#..\"a\": {},\n#..\"b\": {\n#....\"c\": [\n#......1,\n#......{\n#........\"d\": null\n#......}\n#....]\n#..}\n#}"
     );
-    fails(
+    assert_error(
         "json.encode_indent(1, 2)",
         "json.encode_indent: got 2 arguments, want 1",
     );
-    fails(
+    assert_error(
         "json.encode_indent(1, foo = 2)",
         r#"json.encode_indent: unexpected keyword argument "foo""#,
     );
-    fails(
+    assert_error(
         r#"json.encode_indent({"a": float("nan")})"#,
         r#"json.encode_indent: in dict key "a": cannot encode non-finite float nan"#,
     );
     // The DEL quirk of `encode` makes text `indent` rejects.
-    fails(
+    assert_error(
         r#"json.encode_indent("\x7f")"#,
         "json.encode_indent: invalid character 'x' in string escape code",
     );

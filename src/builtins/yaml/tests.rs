@@ -7,45 +7,23 @@ use starlark::environment::Module;
 use super::decode::yaml_to_json;
 use super::encode::{emit_yaml, encode_yaml, json_text_len, natural_less};
 use crate::builtins::json::decode_value;
-use crate::testing::{Tree, assert_eval, eval, literal, run};
+use crate::testing::{Tree, assert_error, assert_eval, eval, eval_text, literal, run};
 
 /// What `yaml.decode` reads `s` as, as JSON text, with no deadline.
 fn to_json(s: &str) -> Result<String, String> {
     yaml_to_json(s, None)
 }
 
-/// The string `expr` evaluates to.
-#[track_caller]
-fn text(expr: &str) -> String {
-    match eval(expr) {
-        Ok(serde_json::Value::String(s)) => s,
-        other => panic!("{expr}: {other:?}"),
-    }
-}
-
 /// `yaml.encode(lit)`.
 #[track_caller]
 fn enc(lit: &str) -> String {
-    text(&format!("yaml.encode({lit})"))
+    eval_text(&format!("yaml.encode({lit})"))
 }
 
 /// `json.encode(yaml.decode(src))`, the decoded value as JSON text.
 #[track_caller]
 fn dec(src: &str) -> String {
-    text(&format!("json.encode(yaml.decode({}))", literal(src)))
-}
-
-/// Asserts that evaluating `expr` fails with exactly `message`.
-#[track_caller]
-fn fails(expr: &str, message: &str) {
-    match run(&format!("x = {expr}\n")) {
-        Ok(_) => panic!("{expr}: expected the error {message:?}"),
-        Err(e) => assert_eq!(
-            crate::engine::errors::error_message(&e),
-            Some(message),
-            "{expr}: {e}"
-        ),
-    }
+    eval_text(&format!("json.encode(yaml.decode({}))", literal(src)))
 }
 
 #[test]
@@ -255,36 +233,36 @@ fn encode_writes_numbers_as_they_come_back_from_json() {
 
 #[test]
 fn encode_reports_unsupported_values() {
-    fails(
+    assert_error(
         r#"yaml.encode(float("nan"))"#,
         "yaml.encode: error marshaling into JSON: json: unsupported value: NaN",
     );
-    fails(
+    assert_error(
         r#"yaml.encode({"b": float("-inf"), "a": [float("inf")]})"#,
         "yaml.encode: error marshaling into JSON: json: unsupported value: +Inf",
     );
-    fails(
+    assert_error(
         "yaml.encode(1 << 63)",
         "yaml.encode: integer overflow: 9223372036854775808",
     );
-    fails("yaml.encode(set([1]))", "yaml.encode: unsupported type set");
-    fails(
+    assert_error("yaml.encode(set([1]))", "yaml.encode: unsupported type set");
+    assert_error(
         "yaml.encode(struct(a = 1))",
         "yaml.encode: unsupported type struct",
     );
-    fails(
+    assert_error(
         "yaml.encode(len)",
         "yaml.encode: unsupported type builtin_function_or_method",
     );
-    fails(
+    assert_error(
         "yaml.encode({1: 2})",
         "yaml.encode: dict key is int, want string",
     );
-    fails(
+    assert_error(
         r#"yaml.encode([{"a": set()}])"#,
         "yaml.encode: unsupported type set",
     );
-    fails(
+    assert_error(
         r#"yaml.encode("a\x7fb")"#,
         "yaml.encode: yaml: control characters are not allowed",
     );
@@ -292,13 +270,13 @@ fn encode_reports_unsupported_values() {
 
 #[test]
 fn encode_binds_one_parameter_named_value() {
-    assert_eq!(text("yaml.encode(value = 5)"), "5");
-    fails("yaml.encode()", "yaml.encode: missing argument for value");
-    fails(
+    assert_eq!(eval_text("yaml.encode(value = 5)"), "5");
+    assert_error("yaml.encode()", "yaml.encode: missing argument for value");
+    assert_error(
         "yaml.encode(1, 2)",
         "yaml.encode: got 2 arguments, want at most 1",
     );
-    fails(
+    assert_error(
         "yaml.encode(valu = 5)",
         r#"yaml.encode: unexpected keyword argument "valu" (did you mean value?)"#,
     );
@@ -323,11 +301,11 @@ fn encode_reproduces_what_reading_its_json_back_does_to_nel() {
     assert_eq!(enc(r#""x \u0085  y""#), "x y");
     assert_eq!(enc(r#""x\u0085\u0085y""#), "|-\n  x\n  y");
     assert_eq!(enc(r#""\u0085x""#), "' x'");
-    fails(
+    assert_error(
         r#"yaml.encode("x\u0085--- y")"#,
         "yaml.encode: yaml: line 2: found unexpected document indicator",
     );
-    fails(
+    assert_error(
         r#"yaml.encode({"a\u0085b": 1})"#,
         "yaml.encode: yaml: line 1: did not find expected ',' or '}'",
     );
@@ -337,7 +315,7 @@ fn encode_reproduces_what_reading_its_json_back_does_to_nel() {
         enc(r#"{"x" * 1022: 1}"#),
         format!("? {}\n: 1", "x".repeat(1022))
     );
-    fails(
+    assert_error(
         r#"yaml.encode({"a": {"x" * 1023: 1}})"#,
         "yaml.encode: yaml: did not find expected ',' or '}'",
     );
@@ -366,14 +344,14 @@ fn decode_reads_yaml_1_1_scalars() {
         dec("[2001-12-14, 2001-12-14T21:59:43.10Z, 1:20, 190:20:30, '123', \"true\"]"),
         r#"["2001-12-14","2001-12-14T21:59:43.10Z","1:20","190:20:30","123","true"]"#
     );
-    assert_eq!(text(r#"type(yaml.decode("a: 1.5")["a"])"#), "float");
-    assert_eq!(text(r#"type(yaml.decode("a: 1.0")["a"])"#), "int");
+    assert_eq!(eval_text(r#"type(yaml.decode("a: 1.5")["a"])"#), "float");
+    assert_eq!(eval_text(r#"type(yaml.decode("a: 1.0")["a"])"#), "int");
 }
 
 #[test]
 fn decode_sorts_keys_and_stringifies_non_string_ones() {
     assert_eq!(
-        text(r#"str(yaml.decode("b: 1\na: 2\nB: 3\n_: 4\n"))"#),
+        eval_text(r#"str(yaml.decode("b: 1\na: 2\nB: 3\n_: 4\n"))"#),
         r#"{"B": 3, "_": 4, "a": 2, "b": 1}"#
     );
     assert_eq!(
@@ -473,16 +451,16 @@ fn decode_reports_errors_as_the_reference() {
             "unsupported map key of type: %!s(<nil>), key: <nil>, value: \"a\"",
         ),
     ] {
-        fails(
+        assert_error(
             &format!("yaml.decode({})", literal(src)),
             &format!("yaml.decode: {message}"),
         );
     }
-    fails(
+    assert_error(
         "yaml.decode(42)",
         "yaml.decode: for parameter s: got int, want string",
     );
-    fails("yaml.decode()", "yaml.decode: missing argument for s");
+    assert_error("yaml.decode()", "yaml.decode: missing argument for s");
 }
 
 #[test]
@@ -497,28 +475,31 @@ fn decode_returns_new_mutable_values() {
 #[test]
 fn decode_stream_splits_on_separator_lines() {
     assert_eq!(
-        text(r#"json.encode(yaml.decode_stream("a: 1\n---\nb: 2\n"))"#),
+        eval_text(r#"json.encode(yaml.decode_stream("a: 1\n---\nb: 2\n"))"#),
         r#"[{"a":1},{"b":2}]"#
     );
-    assert_eq!(text(r#"json.encode(yaml.decode_stream(""))"#), "[]");
-    assert_eq!(text(r#"json.encode(yaml.decode_stream("  \n "))"#), "[]");
+    assert_eq!(eval_text(r#"json.encode(yaml.decode_stream(""))"#), "[]");
     assert_eq!(
-        text(r#"json.encode(yaml.decode_stream("---\na: 1\n---\n"))"#),
+        eval_text(r#"json.encode(yaml.decode_stream("  \n "))"#),
+        "[]"
+    );
+    assert_eq!(
+        eval_text(r#"json.encode(yaml.decode_stream("---\na: 1\n---\n"))"#),
         r#"[{"a":1}]"#
     );
     assert_eq!(
-        text(
+        eval_text(
             r#"json.encode(yaml.decode_stream("a: 1\n--- \t\nb: 2\n---\n# only comment\n---\n   \n---\nc: 3"))"#
         ),
         r#"[{"a":1},{"b":2},null,{"c":3}]"#
     );
     // Not separators: trailing content, CRLF.
     assert_eq!(
-        text(r#"json.encode(yaml.decode_stream("a: 1\n--- # c\nb: 2\n"))"#),
+        eval_text(r#"json.encode(yaml.decode_stream("a: 1\n--- # c\nb: 2\n"))"#),
         r#"[{"a":1}]"#
     );
     assert_eq!(
-        text(r#"json.encode(yaml.decode_stream("a: 1\r\n---\r\nb: 2\r\n"))"#),
+        eval_text(r#"json.encode(yaml.decode_stream("a: 1\r\n---\r\nb: 2\r\n"))"#),
         r#"[{"a":1}]"#
     );
 }
@@ -529,15 +510,15 @@ fn decode_stream_accepts_at_most_256_documents() {
         eval(r#"len(yaml.decode_stream("---\na: 1\n" * 256))"#).unwrap(),
         json!(256)
     );
-    fails(
+    assert_error(
         r#"yaml.decode_stream("---\na: 1\n" * 257)"#,
         "yaml.decode_stream: input contains 257 documents, maximum is 256",
     );
-    fails(
+    assert_error(
         r#"yaml.decode_stream("a: 1\n---\nb: c: d\n")"#,
         "yaml.decode: yaml: mapping values are not allowed in this context",
     );
-    fails(
+    assert_error(
         "yaml.decode_stream(1)",
         "yaml.decode_stream: for parameter s: got int, want string",
     );
