@@ -46,13 +46,7 @@ fn message(e: &starlark::Error) -> String {
     let mut text = e.without_diagnostic().to_string();
     let most = super::evaluate::MAX_MESSAGE_BYTES / 2;
     if text.len() > most {
-        let total = text.len();
-        let mut cut = most;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        let _ = write!(text, " ... [truncated: {total} bytes in all]");
+        super::evaluate::truncate_to(&mut text, most);
         return text;
     }
     crate::go::wording::go_wording(&crate::go::names::unreserve_in_text(&text))
@@ -136,7 +130,7 @@ pub fn execution_error(
     // The Go implementation writes go.starlark.net's backtrace, whose last
     // line names the builtin that failed, then the message once more.
     // A message cut for length is not repeated.
-    let again = if text.ends_with(" bytes in all]") {
+    let again = if text.ends_with(super::evaluate::TRUNCATED_END) {
         String::new()
     } else {
         format!(": {text}")

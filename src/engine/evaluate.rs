@@ -119,18 +119,26 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
 /// script can `fail()` with 100 MB) is cut, saying so.
 pub const MAX_MESSAGE_BYTES: usize = 64 << 10;
 
+/// How a cut message ends (after ` ... [truncated: N`).
+pub(crate) const TRUNCATED_END: &str = " bytes in all]";
+
 /// Cuts `text` to [`MAX_MESSAGE_BYTES`], at a character boundary.
 fn truncate(text: &mut String) {
-    if text.len() <= MAX_MESSAGE_BYTES {
+    truncate_to(text, MAX_MESSAGE_BYTES);
+}
+
+/// Cuts `text` to `most` bytes, at a character boundary, saying so.
+pub(crate) fn truncate_to(text: &mut String, most: usize) {
+    if text.len() <= most {
         return;
     }
     let total = text.len();
-    let mut cut = MAX_MESSAGE_BYTES;
+    let mut cut = most;
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
     text.truncate(cut);
-    let _ = write!(text, " ... [truncated: {total} bytes in all]");
+    let _ = write!(text, " ... [truncated: {total}{TRUNCATED_END}");
 }
 
 /// Cuts every message of the response (see [`MAX_MESSAGE_BYTES`]).
