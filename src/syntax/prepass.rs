@@ -250,6 +250,20 @@ struct Rewriter<'a> {
     tuple_subscripts: HashMap<usize, bool>,
 }
 
+/// Whether the token at `i` can end an operand, so that a `[` or `(`
+/// right after it subscripts or calls it: a name other than a keyword, a
+/// string, or a closing bracket.
+fn ends_operand(tokens: &[Token], src: &str, i: usize) -> bool {
+    let token = tokens[i];
+    let text = &src[token.start..token.end];
+    match token.kind {
+        Kind::Name => !KEYWORDS.contains(&text),
+        Kind::Str => true,
+        Kind::Punct => matches!(text, ")" | "]" | "}"),
+        _ => false,
+    }
+}
+
 /// The brackets of every subscript `x[a, b]` whose contents are a tuple
 /// without parentheses: `[` maps to `true`, its `]` to `false`.
 fn tuple_subscripts(tokens: &[Token], src: &str) -> HashMap<usize, bool> {
@@ -261,13 +275,7 @@ fn tuple_subscripts(tokens: &[Token], src: &str) -> HashMap<usize, bool> {
         if tokens[open].kind.is_trivia() {
             continue;
         }
-        let subscript = punct(open, "[")
-            && previous.is_some_and(|p| {
-                let t = tokens[p];
-                (t.kind == Kind::Name && !KEYWORDS.contains(&text(p)))
-                    || t.kind == Kind::Str
-                    || (t.kind == Kind::Punct && matches!(text(p), ")" | "]" | "}"))
-            });
+        let subscript = punct(open, "[") && previous.is_some_and(|p| ends_operand(tokens, src, p));
         previous = Some(open);
         if !subscript {
             continue;
@@ -366,13 +374,8 @@ fn pop_calls(tokens: &[Token], src: &str) -> PopCalls {
                 Kind::Punct if matches!(text(j), ")" | "]" | "}") => {
                     let open = opener(j)?;
                     let before = prev(open);
-                    let postfix = text(j) != "}"
-                        && before.is_some_and(|b| {
-                            let t = tokens[b];
-                            (t.kind == Kind::Name && !KEYWORDS.contains(&text(b)))
-                                || t.kind == Kind::Str
-                                || (t.kind == Kind::Punct && matches!(text(b), ")" | "]" | "}"))
-                        });
+                    let postfix =
+                        text(j) != "}" && before.is_some_and(|b| ends_operand(tokens, src, b));
                     match before {
                         Some(b) if postfix => j = b,
                         _ => return Some(open),
