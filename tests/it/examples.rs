@@ -113,13 +113,7 @@ fn render(dir: &Path) -> RunFunctionResponse {
 
 #[test]
 fn every_example_renders_its_expected_response() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let mut cases: Vec<_> = std::fs::read_dir(&root)
-        .expect("examples/ exists")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.join("composition.yaml").exists())
-        .collect();
-    cases.sort();
+    let cases = common::example_dirs();
     assert!(cases.len() >= 3, "at least three examples");
     for dir in cases {
         let rsp = render(&dir);

@@ -105,13 +105,7 @@ fn crossplane_render_produces_every_examples_expected_output() {
         return;
     };
     let (_function, address) = start_function();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let mut cases: Vec<_> = std::fs::read_dir(&root)
-        .expect("examples/ exists")
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| p.join("composition.yaml").exists())
-        .collect();
-    cases.sort();
+    let cases = common::example_dirs();
     for dir in cases {
         let output = render(&crank, &dir, &address);
         let expected_path = dir.join("expected.yaml");

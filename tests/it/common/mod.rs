@@ -69,6 +69,18 @@ pub fn handle(function: &StarlarkFunction, req: RunFunctionRequest) -> RunFuncti
         .block_on(function.handle(req))
 }
 
+/// The folders of `examples/` that hold a composition, sorted.
+pub fn example_dirs() -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut cases: Vec<_> = std::fs::read_dir(&root)
+        .expect("examples/ exists")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.join("composition.yaml").exists())
+        .collect();
+    cases.sort();
+    cases
+}
+
 /// The message of the Fatal result of a response (as JSON), if it has one.
 pub fn fatal(rsp: &serde_json::Value) -> Option<String> {
     rsp["results"]
