@@ -271,9 +271,20 @@ fn tuple_subscripts(tokens: &[Token], src: &str) -> HashMap<usize, bool> {
     let punct = |i: usize, p: &str| tokens[i].kind == Kind::Punct && text(i) == p;
     let mut out = HashMap::new();
     let mut previous: Option<usize> = None;
+    // Bracket depth: a line break outside brackets ends the statement, so a
+    // `[` starting the next line (`[a, b] = x`) is a list, not a subscript.
+    let mut nesting = 0usize;
     for open in 0..tokens.len() {
+        if tokens[open].kind == Kind::Newline && nesting == 0 {
+            previous = None;
+        }
         if tokens[open].kind.is_trivia() {
             continue;
+        }
+        match text(open) {
+            "(" | "[" | "{" if tokens[open].kind == Kind::Punct => nesting += 1,
+            ")" | "]" | "}" if tokens[open].kind == Kind::Punct => nesting = nesting.saturating_sub(1),
+            _ => {}
         }
         let subscript = punct(open, "[") && previous.is_some_and(|p| ends_operand(tokens, src, p));
         previous = Some(open);

@@ -544,4 +544,9 @@ fn a_bare_tuple_subscript_gets_its_parentheses() {
     // List literals, comprehensions and single subscripts are left alone.
     let source = "l = [1, 2]\nfor i in [1, 2]:\n    x[i] = [i, i]\ny = x[f(1, 2)]\nz = x[1:2]\n";
     assert_eq!(rewrite(source), source);
+    // A list target starting a line is not a subscript of the line before;
+    // inside brackets a line break does not end the operand.
+    let source = "out = []\n[a, b,] = [1, 2]\n[c, d] = 3, 4\n";
+    assert_eq!(rewrite(source), source);
+    assert_eq!(rewrite("y = (x\n[1, 2])\n"), "y = (x\n[(1, 2)])\n");
 }
