@@ -7,12 +7,14 @@ use starlark::eval::Evaluator;
 
 use crate::effects::Context;
 
+pub mod compare;
 pub mod conditions;
 pub mod core;
 pub mod crypto;
 pub mod dict;
 pub mod encoding;
 pub mod json;
+pub mod methods;
 pub mod numbers;
 pub mod observed;
 pub mod operators;
@@ -33,7 +35,9 @@ pub fn register(builder: &mut GlobalsBuilder) {
     numbers::register(builder);
     range::register(builder);
     operators::register(builder);
+    compare::register(builder);
     pop::register(builder);
+    methods::register(builder);
     resources::register(builder);
     observed::register(builder);
     conditions::register(builder);

@@ -7,5 +7,6 @@ pub mod range;
 pub mod refs;
 pub mod schema;
 pub mod schema_dict;
+pub mod string_iter;
 pub mod structs;
 pub mod text;

@@ -30,7 +30,8 @@ use crate::values::text::{self, FormatError};
 const MAX_ELEMENTS: u64 = 1 << 30;
 
 /// The binary operators redirected, and the functions they call.
-pub const REDIRECTS: [(&str, &str); 7] = [
+/// The ordered comparisons are in `compare.rs`.
+pub const REDIRECTS: [(&str, &str); 11] = [
     ("*", "_sl_mul"),
     ("+", "_sl_add"),
     ("%", "_sl_mod"),
@@ -38,6 +39,10 @@ pub const REDIRECTS: [(&str, &str); 7] = [
     ("/", "_sl_div"),
     ("//", "_sl_floordiv"),
     (">>", "_sl_shr"),
+    ("<", "_sl_lt"),
+    ("<=", "_sl_le"),
+    (">", "_sl_gt"),
+    (">=", "_sl_ge"),
 ];
 
 /// Go's largest left-shift count, plus one.

@@ -3,8 +3,9 @@
 //!
 //! A list pops as go.starlark.net's does: a negative index counts from the
 //! end, and a bad call fails in Go's words. A dict without the key and
-//! without a default fails with Go's `pop: missing key`. Anything else
-//! calls the receiver's own `pop`.
+//! without a default fails with Go's `pop: missing key`. A set pops its
+//! first element, as Go's does. Anything else calls the receiver's own
+//! `pop`.
 
 use anyhow::anyhow;
 use starlark::environment::GlobalsBuilder;
@@ -15,6 +16,7 @@ use starlark::values::dict::DictRef;
 use starlark::values::list::ListRef;
 use starlark::values::tuple::UnpackTuple;
 
+use super::methods::own_method;
 use crate::go::types::go_type;
 use crate::values::text::int_of;
 
@@ -76,14 +78,16 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         {
             return Err(anyhow!("pop: missing key").into());
         }
-        let Some(method) = receiver.get_attr("pop", heap)? else {
-            return Err(anyhow!("{} has no .pop field or method", go_type(receiver)).into());
-        };
-        let named: Vec<(&str, Value<'v>)> = kwargs
-            .iter()
-            .map(|(k, v)| (k.unpack_str().unwrap_or_default(), v))
-            .collect();
-        eval.eval_function(method, &args, &named)
+        if receiver.get_type() == "set" && args.is_empty() && kwargs.is_empty() {
+            // Go's set pops its first element.
+            let Some(first) = receiver.iterate(heap)?.next() else {
+                return Err(anyhow!("pop: empty set").into());
+            };
+            let remove = receiver.get_attr_error("remove", heap)?;
+            eval.eval_function(remove, &[first], &[])?;
+            return Ok(first);
+        }
+        own_method(receiver, "pop", &args, kwargs, eval)
     }
 }
 

@@ -178,8 +178,9 @@ fn failed_builtin(e: &starlark::Error, text: &str) -> Option<String> {
         .name
         .strip_prefix(crate::go::names::RESERVED_PREFIX)
     {
-        // The pre-pass's `receiver.pop(...)`; the others are operators.
-        Some("pop") => "pop",
+        // The pre-pass's `receiver.pop(...)` and the like; the others are
+        // operators.
+        Some(method) if crate::go::names::GO_METHODS.contains(&method) => method,
         None if native_call => &innermost.name,
         _ => return None,
     };

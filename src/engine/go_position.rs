@@ -11,7 +11,8 @@ use starlark::syntax::ast::{ArgumentP, AstExpr, AstStmt, ExprP};
 /// The byte offset go.starlark.net reports for `span` of `ast`, when the
 /// span is a call, an index or a binary operation of it, and the columns
 /// to add once that offset is mapped back to the user's source (the
-/// pre-pass writes `receiver.pop(` as `_sl_pop(receiver, `).
+/// pre-pass writes `receiver.pop(` as `_sl_pop(receiver, `, and so for
+/// the other methods of `GO_METHODS`).
 pub(crate) fn offset(ast: &AstModule, span: &FileSpan) -> Option<(u32, isize)> {
     let text = span.file.source();
     let expr = find(ast.statement(), span.span)?;
@@ -36,13 +37,15 @@ pub(crate) fn offset(ast: &AstModule, span: &FileSpan) -> Option<(u32, isize)> {
                 | ArgumentP::KwArgs(e) => e,
             });
             match name.strip_prefix(crate::go::names::RESERVED_PREFIX) {
-                Some("pop") => {
-                    // After the receiver: the `, ` that stands for `.pop(`
-                    // (its `(` is four characters after the `.`), or the
-                    // call's own `)` (its `(` is just before).
+                Some(method) if crate::go::names::GO_METHODS.contains(&method) => {
+                    // After the receiver: the `, ` that stands for
+                    // `.NAME(` (its `(` is the name's length and one after
+                    // the `.`), or the call's own `)` (its `(` is just
+                    // before).
                     let end = first?.span.end().get();
                     let next = text.get(usize::try_from(end).ok()?..)?.chars().next()?;
-                    Some((end, if next == ',' { 4 } else { -1 }))
+                    let width = isize::try_from(method.len() + 1).unwrap_or(0);
+                    Some((end, if next == ',' { width } else { -1 }))
                 }
                 // A redirected binary operator.
                 Some(_) => after(first?, &|c| !c.is_alphanumeric()).map(|p| (p, 0)),

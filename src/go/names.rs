@@ -29,3 +29,22 @@ pub fn unreserve(name: &str) -> &str {
 pub fn unreserve_in_text(text: &str) -> String {
     text.replace(RENAMED_ASSERT, "assert")
 }
+
+/// The methods whose calls `RECEIVER.NAME(ARGS)` the pre-pass writes as
+/// `_sl_NAME(RECEIVER, ARGS)`: builtins of those names behave as
+/// go.starlark.net's methods do where starlark-rust's differ, and call the
+/// receiver's own method otherwise.
+pub const GO_METHODS: [&str; 12] = [
+    "pop",
+    "union",
+    "update",
+    "codepoints",
+    "codepoint_ords",
+    "elem_ords",
+    "elems",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "split",
+    "rsplit",
+];

@@ -11,12 +11,35 @@
 //! | ``Operation `len()` not supported on type `int` `` | `len: value of type int has no len` |
 //! | `Unpacked 1 values but expected 2` | `too few values to unpack (got 1, want 2)` |
 //! | ``Local variable `x` referenced before assignment`` | `local variable x referenced before assignment` |
+//! | ``Operation `in` not supported for types `float` and `int` `` | `unknown binary op: float in int` |
+//! | ``Operation `-` not supported on type `string` `` | `unknown unary op: - string` |
+//! | ``Operation `(iter)` not supported on type `int` `` | `int value is not iterable` |
+//! | ``Operation `[]` not supported for types `float` and `int` `` | `unhandled index operation float[int]` |
+//! | ``Operation `[::]` not supported on type `int` `` | `invalid slice operand int` |
 //!
-//! Comparisons are left alone: the interpreter's message does not say
-//! which operator failed.
+//! A failed comparison's message does not say which operator failed: the
+//! comparison builtins, which know it, word it with [`comparison_wording`].
 
 /// The binary operators whose failure Go words `unknown binary op`.
-const BINARY: [&str; 11] = ["+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>"];
+const BINARY: [&str; 12] = [
+    "+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>", "in",
+];
+
+/// The unary operators whose failure Go words `unknown unary op`.
+const UNARY: [&str; 3] = ["-", "+", "~"];
+
+/// Go's words for a failed comparison `a OP b` whose interpreter message is
+/// `text` (``Operation `compare` not supported for types `A` and `B` ``,
+/// also spelled `cmp()` and `<>`), naming the types that did not compare.
+pub fn comparison_wording(text: &str, op: &str) -> Option<String> {
+    let f = fields(
+        text,
+        &["Operation ", " not supported for types ", " and ", ""],
+    )?;
+    ["compare", "cmp()", "<>"]
+        .contains(&f[0])
+        .then(|| format!("{} {op} {} not implemented", f[1], f[2]))
+}
 
 /// The fields between backticks of `text`, when `text` is exactly
 /// `parts[0] `f1` parts[1] `f2` ...`.
@@ -48,6 +71,20 @@ pub fn go_wording(text: &str) -> String {
     ) && BINARY.contains(&f[0])
     {
         return format!("unknown binary op: {} {} {}", f[1], f[0], f[2]);
+    }
+    if let Some(f) = fields(text, &["Operation ", " not supported on type ", ""]) {
+        match f[0] {
+            op if UNARY.contains(&op) => return format!("unknown unary op: {op} {}", f[1]),
+            "(iter)" => return format!("{} value is not iterable", f[1]),
+            "[::]" => return format!("invalid slice operand {}", f[1]),
+            _ => {}
+        }
+    }
+    if let Some(f) = fields(
+        text,
+        &["Operation `[]` not supported for types ", " and ", ""],
+    ) {
+        return format!("unhandled index operation {}[{}]", f[0], f[1]);
     }
     let attribute = fields(text, &["Object of type ", " has no attribute ", ""]).or_else(|| {
         text.split_once(", did you mean `")
@@ -131,10 +168,40 @@ mod tests {
                 "Local variable `x` referenced before assignment",
                 "local variable x referenced before assignment",
             ),
+            (
+                "Operation `in` not supported for types `float` and `int`",
+                "unknown binary op: float in int",
+            ),
+            (
+                "Operation `-` not supported on type `NoneType`",
+                "unknown unary op: - NoneType",
+            ),
+            (
+                "Operation `(iter)` not supported on type `bool`",
+                "bool value is not iterable",
+            ),
+            (
+                "Operation `[]` not supported for types `float` and `int`",
+                "unhandled index operation float[int]",
+            ),
+            (
+                "Operation `[::]` not supported on type `int`",
+                "invalid slice operand int",
+            ),
             ("anything else", "anything else"),
         ];
         for (interpreter, go) in cases {
             assert_eq!(go_wording(interpreter), go, "{interpreter}");
         }
+    }
+
+    #[test]
+    fn a_failed_comparison_names_its_operator() {
+        let text = "Operation `cmp()` not supported for types `string` and `int`";
+        assert_eq!(
+            super::comparison_wording(text, "<=").as_deref(),
+            Some("string <= int not implemented")
+        );
+        assert_eq!(super::comparison_wording("other", "<"), None);
     }
 }

@@ -15,9 +15,12 @@
 //! * a subscript holding a tuple without parentheses, `x[1, 2]`, becomes
 //!   `x[(1, 2)]` (go.starlark.net reads it so; starlark-rust's parser
 //!   would not take it as an assignment target);
-//! * `RECEIVER.pop(ARGS)` becomes `_sl_pop(RECEIVER, ARGS)`, a builtin that
-//!   pops as go.starlark.net does (negative list indices, Go's messages)
-//!   and otherwise calls the receiver's own `pop` (see [`pop_calls`]);
+//! * `RECEIVER.NAME(ARGS)`, for the few methods whose go.starlark.net
+//!   behaviour starlark-rust lacks ([`GO_METHODS`]: `pop`, `union`,
+//!   `update`, `codepoints`, `strip`, ...), becomes `_sl_NAME(RECEIVER,
+//!   ARGS)`, a builtin that behaves as Go's method (negative list indices,
+//!   several iterables, Go's messages) and otherwise calls the receiver's
+//!   own method (see [`methods::method_calls`]);
 //! * `name %= x`, `name <<= x`, `name *= x`, `name /= x`, `name //= x`
 //!   and `name >>= x` become `name = name % (x)` (and so on), so that the
 //!   operator redirections apply to them.
@@ -32,8 +35,9 @@ use super::line_map::{LineMap, Segment};
 use super::nesting::check_nesting;
 use std::fmt;
 
-use crate::go::names::{ASSERT_PREFIX, RENAMED_ASSERT};
+use crate::go::names::{ASSERT_PREFIX, GO_METHODS, RENAMED_ASSERT};
 pub use crate::go::names::{RESERVED_PREFIX, unreserve, unreserve_in_text};
+use methods::{MethodCalls, method_calls};
 
 /// The augmented assignments rewritten to plain ones when their target is a
 /// name, so that the redirected operators (`%`, `<<`, `*`, `/`, `//`, `>>`)
@@ -101,7 +105,7 @@ pub fn prepass(source: &str) -> Result<Prepassed, PrepassError> {
         || (source.contains(',') && source.contains('['))
         || source.contains("while")
         || source.contains("assert")
-        || source.contains("pop")
+        || GO_METHODS.iter().any(|m| source.contains(m))
         || source.contains("%=")
         || source.contains("*=")
         || source.contains("<<=")
@@ -118,10 +122,10 @@ pub fn prepass(source: &str) -> Result<Prepassed, PrepassError> {
         out: Emitter::default(),
         while_count: 0,
         renamed_strings: HashSet::new(),
-        pops: PopCalls::default(),
+        methods: MethodCalls::default(),
         tuple_subscripts: HashMap::new(),
     };
-    rewriter.pops = pop_calls(&rewriter.tokens, source);
+    rewriter.methods = method_calls(&rewriter.tokens, source);
     rewriter.tuple_subscripts = tuple_subscripts(&rewriter.tokens, source);
     rewriter.run()?;
     let (text, lines) = rewriter.out.finish();
@@ -244,16 +248,23 @@ struct Rewriter<'a> {
     while_count: usize,
     /// Indices of `load` symbol strings whose contents are renamed.
     renamed_strings: HashSet<usize>,
-    /// The `.pop(` calls to rewrite.
-    pops: PopCalls,
+    /// The `.NAME(` calls to rewrite.
+    methods: MethodCalls,
     /// The `[` and `]` of subscripts holding a bare tuple, both ways.
     tuple_subscripts: HashMap<usize, bool>,
 }
 
+/// Words that end an operand (and a receiver scanned back from a method
+/// call).
+pub(super) const KEYWORDS: [&str; 20] = [
+    "and", "break", "continue", "def", "elif", "else", "for", "if", "in", "is", "lambda", "load",
+    "not", "or", "pass", "return", "while", "yield", "with", "assert",
+];
+
 /// Whether the token at `i` can end an operand, so that a `[` or `(`
 /// right after it subscripts or calls it: a name other than a keyword, a
 /// string, or a closing bracket.
-fn ends_operand(tokens: &[Token], src: &str, i: usize) -> bool {
+pub(super) fn ends_operand(tokens: &[Token], src: &str, i: usize) -> bool {
     let token = tokens[i];
     let text = &src[token.start..token.end];
     match token.kind {
@@ -283,7 +294,9 @@ fn tuple_subscripts(tokens: &[Token], src: &str) -> HashMap<usize, bool> {
         }
         match text(open) {
             "(" | "[" | "{" if tokens[open].kind == Kind::Punct => nesting += 1,
-            ")" | "]" | "}" if tokens[open].kind == Kind::Punct => nesting = nesting.saturating_sub(1),
+            ")" | "]" | "}" if tokens[open].kind == Kind::Punct => {
+                nesting = nesting.saturating_sub(1);
+            }
             _ => {}
         }
         let subscript = punct(open, "[") && previous.is_some_and(|p| ends_operand(tokens, src, p));
@@ -315,113 +328,6 @@ fn tuple_subscripts(tokens: &[Token], src: &str) -> HashMap<usize, bool> {
         }
     }
     out
-}
-
-/// The method calls `RECEIVER.pop(...)` of a source, by token index.
-#[derive(Default)]
-struct PopCalls {
-    /// Where a receiver starts, and how many pop calls start there
-    /// (`a.pop().pop()` has two).
-    opens: HashMap<usize, usize>,
-    /// The `.` of each call: its `pop` name and `(` tokens, and whether an
-    /// argument follows.
-    dots: HashMap<usize, (usize, bool)>,
-    /// The `(` of each call, which the rewrite drops.
-    parens: HashSet<usize>,
-}
-
-/// Words that end a receiver when scanning back from `.pop(`.
-const KEYWORDS: [&str; 20] = [
-    "and", "break", "continue", "def", "elif", "else", "for", "if", "in", "is", "lambda", "load",
-    "not", "or", "pass", "return", "while", "yield", "with", "assert",
-];
-
-/// Finds every `RECEIVER.pop(` of `tokens`: the receiver is the postfix
-/// chain before the `.` (names, literals and bracketed groups joined by
-/// `.name`, calls and indexes), which in Starlark binds tighter than any
-/// operator, so the rewrite keeps the expression's meaning.
-fn pop_calls(tokens: &[Token], src: &str) -> PopCalls {
-    let text = |i: usize| &src[tokens[i].start..tokens[i].end];
-    let meaningful = |i: usize| !tokens[i].kind.is_trivia();
-    let next = |mut i: usize| {
-        i += 1;
-        while i < tokens.len() && !meaningful(i) {
-            i += 1;
-        }
-        (i < tokens.len()).then_some(i)
-    };
-    let prev = |mut i: usize| loop {
-        i = i.checked_sub(1)?;
-        if meaningful(i) {
-            return Some(i);
-        }
-    };
-    let is_punct = |i: usize, p: &str| tokens[i].kind == Kind::Punct && text(i) == p;
-    let opener = |close: usize| {
-        let (open, shut) = match text(close) {
-            ")" => ("(", ")"),
-            "]" => ("[", "]"),
-            _ => ("{", "}"),
-        };
-        let mut depth = 0usize;
-        let mut i = close;
-        loop {
-            if is_punct(i, shut) {
-                depth += 1;
-            } else if is_punct(i, open) {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            i = i.checked_sub(1)?;
-        }
-    };
-    let receiver_start = |dot: usize| -> Option<usize> {
-        let mut j = prev(dot)?;
-        loop {
-            let token = tokens[j];
-            match token.kind {
-                Kind::Punct if matches!(text(j), ")" | "]" | "}") => {
-                    let open = opener(j)?;
-                    let before = prev(open);
-                    let postfix =
-                        text(j) != "}" && before.is_some_and(|b| ends_operand(tokens, src, b));
-                    match before {
-                        Some(b) if postfix => j = b,
-                        _ => return Some(open),
-                    }
-                }
-                Kind::Name if KEYWORDS.contains(&text(j)) => return None,
-                Kind::Name | Kind::Number | Kind::Str => match prev(j) {
-                    Some(p) if is_punct(p, ".") => j = prev(p)?,
-                    _ => return Some(j),
-                },
-                _ => return None,
-            }
-        }
-    };
-    let mut calls = PopCalls::default();
-    for dot in 0..tokens.len() {
-        if !is_punct(dot, ".") {
-            continue;
-        }
-        let Some(name) = next(dot).filter(|&n| tokens[n].kind == Kind::Name && text(n) == "pop")
-        else {
-            continue;
-        };
-        let Some(paren) = next(name).filter(|&p| is_punct(p, "(")) else {
-            continue;
-        };
-        let Some(start) = receiver_start(dot) else {
-            continue;
-        };
-        let argument = next(paren).is_some_and(|a| !is_punct(a, ")"));
-        *calls.opens.entry(start).or_default() += 1;
-        calls.dots.insert(dot, (paren, argument));
-        calls.parens.insert(paren);
-    }
-    calls
 }
 
 fn reserved_error(token: Token, name: &str) -> PrepassError {
@@ -579,16 +485,21 @@ impl Rewriter<'_> {
         Ok(at)
     }
 
-    /// Emits the token at `index` (for a pop call's `.`, the call's
+    /// Emits the token at `index` (for a method call's `.`, the call's
     /// rewrite up to its `(`) and returns the index of the next token to
     /// process.
     fn emit(&mut self, index: usize) -> Result<usize, PrepassError> {
         let token = self.tokens[index];
-        if let Some(&count) = self.pops.opens.get(&index) {
-            let opening = format!("{RESERVED_PREFIX}pop(").repeat(count);
+        if let Some(names) = self.methods.opens.get(&index) {
+            let mut opening = String::new();
+            for name in names.iter().rev() {
+                opening.push_str(RESERVED_PREFIX);
+                opening.push_str(name);
+                opening.push('(');
+            }
             self.out.synthetic(&opening, token.line, token.col);
         }
-        if let Some(&(paren, argument)) = self.pops.dots.get(&index) {
+        if let Some(&(paren, argument)) = self.methods.dots.get(&index) {
             if argument {
                 self.out.synthetic(", ", token.line, token.col);
             }
@@ -596,7 +507,7 @@ impl Rewriter<'_> {
             // dropped when emitted.
             return Ok(paren);
         }
-        if self.pops.parens.contains(&index) {
+        if self.methods.parens.contains(&index) {
             return Ok(index + 1);
         }
         match self.tuple_subscripts.get(&index) {
@@ -842,5 +753,6 @@ impl Rewriter<'_> {
     }
 }
 
+mod methods;
 #[cfg(test)]
 mod tests;

@@ -323,6 +323,22 @@ fn a_pop_receiver_is_the_whole_postfix_chain() {
 }
 
 #[test]
+fn the_other_go_methods_are_rewritten_as_pop_is() {
+    let cases = [
+        ("s.union(a, b)\n", "_sl_union(s, a, b)\n"),
+        ("t.strip().split(\",\")\n", "_sl_split(_sl_strip(t), \",\")\n"),
+        ("n = len(x.elem_ords())\n", "n = len(_sl_elem_ords(x))\n"),
+        ("d.update(a = 1)\n", "_sl_update(d, a = 1)\n"),
+    ];
+    for (source, expected) in cases {
+        assert_eq!(rewrite(source), expected, "{source}");
+    }
+    // Methods outside the list, and names that only start like one, stay.
+    let source = "x.upper()\ny.splitlines()\nz = w.updated(1)\n";
+    assert_eq!(rewrite(source), source);
+}
+
+#[test]
 fn what_is_not_a_pop_call_is_untouched() {
     let source = "pop(-1)\nm = x.pop\ns = \"x.pop(-1)\"  # y.pop(1)\nx.popitem()\n";
     assert_eq!(rewrite(source), source);
