@@ -326,7 +326,10 @@ fn a_pop_receiver_is_the_whole_postfix_chain() {
 fn the_other_go_methods_are_rewritten_as_pop_is() {
     let cases = [
         ("s.union(a, b)\n", "_sl_union(s, a, b)\n"),
-        ("t.strip().split(\",\")\n", "_sl_split(_sl_strip(t), \",\")\n"),
+        (
+            "t.strip().split(\",\")\n",
+            "_sl_split(_sl_strip(t), \",\")\n",
+        ),
         ("n = len(x.elem_ords())\n", "n = len(_sl_elem_ords(x))\n"),
         ("d.update(a = 1)\n", "_sl_update(d, a = 1)\n"),
     ];
