@@ -81,6 +81,20 @@ pub struct Cli {
         default_value = crate::loader::oci::DEFAULT_SECRETS_DIR
     )]
     pub docker_secrets_dir: PathBuf,
+
+    /// A command to run instead of serving RunFunction.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// What the binary does besides serving.
+#[derive(clap::Subcommand, Debug)]
+pub enum Command {
+    /// Print what `crossplane render` prints for a Composition whose
+    /// pipeline steps are function-starlark, running them in-process (no
+    /// Docker, no running function). The server's flags (limits, OCI)
+    /// apply; give them before `render`.
+    Render(crate::render::RenderArgs),
 }
 
 /// A positive Go duration.
@@ -132,6 +146,16 @@ impl Cli {
             max_heap_bytes: self.max_heap_mib.saturating_mul(1 << 20),
             allow_recursion: self.allow_recursion,
             ..Limits::default()
+        }
+    }
+
+    /// The settings a render runs scripts with.
+    pub fn render_options(&self) -> crate::render::Options {
+        crate::render::Options {
+            limits: self.limits(),
+            cache_size: self.cache_size,
+            scripts_dir: self.scripts_dir.clone(),
+            oci: self.oci(),
         }
     }
 
@@ -191,7 +215,7 @@ fn with_env_flags(mut args: Vec<String>, env: impl Fn(&str) -> Option<String>) -
         }
         if !takes_value {
             if matches!(value.as_str(), "true" | "True" | "TRUE" | "1") {
-                args.push(flag.to_owned());
+                args.insert(1.min(args.len()), flag.to_owned());
             }
             continue;
         }
@@ -203,7 +227,9 @@ fn with_env_flags(mut args: Vec<String>, env: impl Fn(&str) -> Option<String>) -
         } else {
             value
         };
-        args.push(format!("{flag}={value}"));
+        // Right after the program name: before a subcommand, whose own
+        // arguments these are not.
+        args.insert(1.min(args.len()), format!("{flag}={value}"));
     }
     args
 }

@@ -32,7 +32,12 @@ pub struct StarlarkFunction {
     settings: Arc<Settings>,
     metrics: Metrics,
     oci: Arc<OciResolver>,
+    /// Where `print()` output goes besides the debug log (the CLI's stderr).
+    prints: Option<PrintSink>,
 }
+
+/// Receives what a script printed: the file and the text.
+pub type PrintSink = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
 impl StarlarkFunction {
     /// A function running scripts on worker threads over `runtime`, with an
@@ -48,7 +53,15 @@ impl StarlarkFunction {
             settings: Arc::new(settings),
             metrics,
             oci: Arc::new(OciResolver::default()),
+            prints: None,
         }
+    }
+
+    /// The same function, handing what scripts print to `sink` too.
+    #[must_use]
+    pub fn with_prints(mut self, sink: PrintSink) -> Self {
+        self.prints = Some(sink);
+        self
     }
 
     /// The same function, resolving OCI modules with `oci` (its settings
@@ -245,6 +258,9 @@ impl StarlarkFunction {
         let answer = self.engine.run(job).await;
         for print in &answer.prints {
             tracing::debug!(script = print.script, msg = %print.text, "starlark print");
+            if let Some(sink) = &self.prints {
+                sink(&print.script, &print.text);
+            }
         }
         self.record(&answer, &labels);
         (answer, labels)

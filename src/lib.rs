@@ -27,8 +27,9 @@
 //! 7. Any [`error::Error`] becomes a Fatal result with a clear message; a
 //!    gRPC status is only for a request that cannot be read at all.
 //!
-//! [`cli`] holds the flags; [`docs`] and [`crd`] generate
-//! `docs/builtins.md` and the input CRD from the code.
+//! [`cli`] holds the flags and subcommands; [`render`] runs a Composition's
+//! pipeline in-process as `crossplane render` does; [`docs`] and [`crd`]
+//! generate `docs/builtins.md` and the input CRD from the code.
 
 pub mod apply;
 pub mod bindings;
@@ -50,6 +51,7 @@ pub mod loader;
 pub mod meter;
 pub mod metrics;
 pub mod panics;
+pub mod render;
 pub mod server;
 pub mod syntax;
 #[cfg(test)]

@@ -1,4 +1,4 @@
-use function_starlark::cli::Cli;
+use function_starlark::cli::{Cli, Command};
 use function_starlark::engine::worker;
 
 fn main() -> std::process::ExitCode {
@@ -8,6 +8,11 @@ fn main() -> std::process::ExitCode {
         return worker::main(&args.next().unwrap_or_default());
     }
     let cli = Cli::from_process();
+    if let Some(Command::Render(args)) = &cli.command {
+        // No log subscriber: the output is the YAML on stdout, and what
+        // scripts print goes to stderr.
+        return function_starlark::render::main(args, cli.render_options());
+    }
     function_sdk_rust::logging::configure(cli.sdk.debug);
     // Request decoding and error answers recurse with the request's
     // nesting, which is bounded (engine::depth) but deeper than the

@@ -20,6 +20,7 @@ mod package;
 mod recursion;
 mod registry;
 mod render;
+mod render_cli;
 mod scripts;
 mod sequencing;
 mod serve;

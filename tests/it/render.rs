@@ -5,7 +5,9 @@
 //! The CLI is found as `$CRANK`, `crank` on PATH, or `$(go env GOPATH)/bin/crank`;
 //! `scripts/test.sh` installs it. Without it the test reports that it was
 //! skipped, and fails instead when `RENDER_REQUIRED=1` or `CI=true`.
-//! `UPDATE_GOLDEN=1` writes `expected.yaml` from the real output.
+//! `UPDATE_GOLDEN=1` writes `expected.yaml` from the real output. The same
+//! files given to `function-starlark render` must print exactly what crank
+//! printed.
 
 use crate::common;
 
@@ -108,6 +110,15 @@ fn crossplane_render_produces_every_examples_expected_output() {
     let cases = common::example_dirs();
     for dir in cases {
         let output = render(&crank, &dir, &address);
+        // `function-starlark render` prints the very same text.
+        let ours = crate::render_cli::render(&dir, &[]);
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            output,
+            "{}: function-starlark render differs from crossplane render ({})",
+            dir.display(),
+            String::from_utf8_lossy(&ours.stderr)
+        );
         let expected_path = dir.join("expected.yaml");
         if std::env::var_os("UPDATE_GOLDEN").is_some() {
             std::fs::write(&expected_path, &output).expect("expected.yaml is writable");

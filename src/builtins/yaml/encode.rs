@@ -343,9 +343,43 @@ pub(super) fn encode_yaml<'v>(v: Value<'v>, heap: Heap<'v>) -> Result<String, St
     emit_yaml(v, heap).map(|text| text.trim_end_matches('\n').to_owned())
 }
 
+/// A JSON value as the tree; an integral number is an int, as Kubernetes'
+/// JSON decoding makes it.
+fn json_node(v: &serde_json::Value) -> Node {
+    match v {
+        serde_json::Value::Null => Node::Null,
+        serde_json::Value::Bool(b) => Node::Bool(*b),
+        serde_json::Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                return Node::Int(i);
+            }
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            #[allow(clippy::cast_possible_truncation)]
+            if f.fract() == 0.0 && f.abs() < 9.2e18 {
+                Node::Int(f as i64)
+            } else {
+                Node::Float(f)
+            }
+        }
+        serde_json::Value::String(s) => Node::Str(s.clone()),
+        serde_json::Value::Array(items) => Node::Seq(items.iter().map(json_node).collect()),
+        serde_json::Value::Object(map) => {
+            Node::Map(map.iter().map(|(k, v)| (k.clone(), json_node(v))).collect())
+        }
+    }
+}
+
+/// The emitter's whole text for a JSON value, as for `yaml.encode`.
+pub(super) fn emit_json(v: &serde_json::Value) -> Result<String, String> {
+    emit_node(json_node(v))
+}
+
 /// The emitter's whole text for `v`, final newlines included.
 pub(super) fn emit_yaml<'v>(v: Value<'v>, heap: Heap<'v>) -> Result<String, String> {
-    let node = to_node(v, heap, 0)?;
+    emit_node(to_node(v, heap, 0)?)
+}
+
+fn emit_node(node: Node) -> Result<String, String> {
     if let Some(f) = first_non_finite(&node) {
         let text = if f.is_nan() {
             "NaN"

@@ -38,6 +38,25 @@ use decode::{decode_yaml, split_stream};
 use encode::encode_yaml;
 
 /// Registers the `yaml` module.
+/// The documents of a YAML stream as JSON values, read as `yaml.decode`
+/// reads each (go-yaml v2, then sigs.k8s.io/yaml's JSON): for the files
+/// the CLI reads.
+pub fn documents_as_json(s: &str) -> Result<Vec<serde_json::Value>, String> {
+    split_stream(s)
+        .iter()
+        .map(|doc| {
+            let json = decode::yaml_to_json(doc, None)?;
+            serde_json::from_str(&json).map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+/// `value` as YAML text the way Kubernetes tooling writes it (sorted keys,
+/// sigs.k8s.io/yaml's quoting), ending in a newline: for the CLI's output.
+pub fn json_as_yaml(value: &serde_json::Value) -> Result<String, String> {
+    encode::emit_json(value)
+}
+
 pub(crate) fn register(builder: &mut GlobalsBuilder) {
     crate::values::module::register(builder, "yaml", yaml_members, None);
 }
