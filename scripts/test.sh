@@ -104,6 +104,10 @@ echo "== cargo fmt --check"
 cargo fmt --check
 echo "== cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets --quiet -- -D warnings
+# The examples' composition tests and the standard library's Starlark tests,
+# run by the binary as a user runs them (also asserted in tests/it/test_cli.rs).
+echo "== function-starlark test examples/ stdlib/"
+cargo run --quiet -- test examples/ stdlib/
 echo "== cargo test"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT

@@ -95,6 +95,9 @@ pub enum Command {
     /// Docker, no running function). The server's flags (limits, OCI)
     /// apply; give them before `render`.
     Render(crate::render::RenderArgs),
+    /// Run the `*_test.star` (Starlark unit tests with `assert`) and
+    /// `*_test.yaml` (Composition tests) files under the paths, in-process.
+    Test(crate::test_runner::TestArgs),
 }
 
 /// A positive Go duration.

@@ -28,7 +28,8 @@
 //!    gRPC status is only for a request that cannot be read at all.
 //!
 //! [`cli`] holds the flags and subcommands; [`render`] runs a Composition's
-//! pipeline in-process as `crossplane render` does; [`docs`] and [`crd`]
+//! pipeline in-process as `crossplane render` does and [`test_runner`]
+//! runs `*_test.star` and `*_test.yaml` tests on it; [`docs`] and [`crd`]
 //! generate `docs/builtins.md` and the input CRD from the code.
 
 pub mod apply;
@@ -54,6 +55,7 @@ pub mod panics;
 pub mod render;
 pub mod server;
 pub mod syntax;
+pub mod test_runner;
 #[cfg(test)]
 pub(crate) mod testing;
 // starlark's derives (`Trace`, `ProvidesStaticType`) expand to `unsafe impl`s.

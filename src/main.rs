@@ -8,10 +8,16 @@ fn main() -> std::process::ExitCode {
         return worker::main(&args.next().unwrap_or_default());
     }
     let cli = Cli::from_process();
-    if let Some(Command::Render(args)) = &cli.command {
-        // No log subscriber: the output is the YAML on stdout, and what
-        // scripts print goes to stderr.
-        return function_starlark::render::main(args, cli.render_options());
+    // No log subscriber for a subcommand: the output is on stdout, and
+    // what scripts print goes to stderr.
+    match &cli.command {
+        Some(Command::Render(args)) => {
+            return function_starlark::render::main(args, cli.render_options());
+        }
+        Some(Command::Test(args)) => {
+            return function_starlark::test_runner::main(args, cli.render_options());
+        }
+        None => {}
     }
     function_sdk_rust::logging::configure(cli.sdk.debug);
     // Request decoding and error answers recurse with the request's

@@ -30,8 +30,8 @@ use crate::input::Settings;
 use crate::loader::oci::{OciConfig, OciResolver};
 use crate::metrics::Metrics;
 
-mod load;
-mod output;
+pub mod load;
+pub mod output;
 
 use load::{object, objects, string_at};
 
@@ -145,19 +145,26 @@ pub fn main(args: &RenderArgs, options: Options) -> ExitCode {
 }
 
 /// The inputs of a render, read from its files.
-struct Inputs {
-    xr: Value,
-    composition: Value,
-    observed: Vec<Value>,
-    required: Vec<Value>,
-    secrets: Vec<Value>,
-    context: serde_json::Map<String, Value>,
-    starlark_functions: Option<Vec<String>>,
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    /// The composite resource.
+    pub xr: Value,
+    /// The Composition (mode Pipeline).
+    pub composition: Value,
+    /// The observed composed resources.
+    pub observed: Vec<Value>,
+    /// What required-resource selectors pick from.
+    pub required: Vec<Value>,
+    /// Secrets the steps' credentials name.
+    pub secrets: Vec<Value>,
+    /// The pipeline's initial context.
+    pub context: serde_json::Map<String, Value>,
+    /// The Functions that are function-starlark, when they were given.
+    pub starlark_functions: Option<Vec<String>>,
 }
 
-fn read_inputs(args: &RenderArgs) -> Result<Inputs, RenderError> {
-    let xr = object(&args.composite_resource)?;
-    let composition = object(&args.composition)?;
+/// Checks that `composition` composes `xr`'s kind in a pipeline.
+pub fn check_types(xr: &Value, composition: &Value) -> Result<(), RenderError> {
     let type_ref = composition
         .pointer("/spec/compositeTypeRef")
         .cloned()
@@ -166,7 +173,7 @@ fn read_inputs(args: &RenderArgs) -> Result<Inputs, RenderError> {
         string_at(&type_ref, "kind"),
         string_at(&type_ref, "apiVersion"),
     );
-    let (kind, api) = (string_at(&xr, "kind"), string_at(&xr, "apiVersion"));
+    let (kind, api) = (string_at(xr, "kind"), string_at(xr, "apiVersion"));
     if want_kind != kind {
         return Err(RenderError::Invalid(format!(
             "composition's compositeTypeRef.kind ({want_kind}) does not match XR's kind ({kind})"
@@ -177,12 +184,19 @@ fn read_inputs(args: &RenderArgs) -> Result<Inputs, RenderError> {
             "composition's compositeTypeRef.apiVersion ({want_api}) does not match XR's apiVersion ({api})"
         )));
     }
-    if string_at(&composition, "spec.mode") != "Pipeline" {
+    if string_at(composition, "spec.mode") != "Pipeline" {
         return Err(RenderError::Invalid(format!(
             "render only supports Composition Function pipelines: Composition {:?} must use spec.mode: Pipeline",
-            string_at(&composition, "metadata.name")
+            string_at(composition, "metadata.name")
         )));
     }
+    Ok(())
+}
+
+fn read_inputs(args: &RenderArgs) -> Result<Inputs, RenderError> {
+    let xr = object(&args.composite_resource)?;
+    let composition = object(&args.composition)?;
+    check_types(&xr, &composition)?;
     let starlark_functions = match &args.functions {
         None => None,
         Some(path) => Some(
@@ -422,19 +436,81 @@ async fn run_step(
     Err(RenderError::Unstable(step.to_owned()))
 }
 
-/// The render's whole output text.
-async fn render(args: &RenderArgs, options: Options) -> Result<String, RenderError> {
-    let inputs = read_inputs(args)?;
-    let runtime = Arc::new(Runtime::new(options.limits, options.cache_size));
+/// The function a render runs steps on: this binary's engine, on threads,
+/// with what scripts print written to stderr; `extra` adds globals (the
+/// test runner's `assert`).
+pub fn function(
+    options: Options,
+    extra: impl FnOnce(&mut starlark::environment::GlobalsBuilder),
+) -> StarlarkFunction {
+    let runtime = Arc::new(Runtime::with_globals(
+        options.limits,
+        options.cache_size,
+        extra,
+    ));
     let mut registry = prometheus_client::registry::Registry::default();
-    let function = StarlarkFunction::new(
+    StarlarkFunction::new(
         runtime,
         Settings::from_process(options.scripts_dir),
         Metrics::register(&mut registry),
     )
     .with_oci(Arc::new(OciResolver::new(options.oci)))
-    .with_prints(Arc::new(|_script: &str, text: &str| eprintln!("{text}")));
+    .with_prints(Arc::new(|_script: &str, text: &str| eprintln!("{text}")))
+}
 
+/// What a pipeline ends with.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// The last step's desired state.
+    pub desired: State,
+    /// Every step's conditions, in order.
+    pub conditions: Vec<function_sdk_rust::proto::v1::Condition>,
+    /// Every step's results (none Fatal) as `Result` objects.
+    pub results: Vec<Value>,
+    /// The last step's context.
+    pub context: Option<pbjson_types::Struct>,
+}
+
+impl Outcome {
+    /// The output documents: the XR, the composed resources, then the
+    /// results and the context when asked for.
+    pub fn documents(
+        &self,
+        inputs: &Inputs,
+        full_xr: bool,
+        results: bool,
+        context: bool,
+    ) -> Vec<Value> {
+        output::Rendered {
+            xr: &inputs.xr,
+            observed: &inputs.observed,
+            desired: &self.desired,
+            conditions: &self.conditions,
+            results: &self.results,
+            context: self.context.as_ref(),
+        }
+        .documents(full_xr, results, context)
+    }
+}
+
+/// The render's whole output text.
+async fn render(args: &RenderArgs, options: Options) -> Result<String, RenderError> {
+    let inputs = read_inputs(args)?;
+    let function = function(options, |_| {});
+    let outcome = pipeline(&function, &inputs).await?;
+    output::text(&outcome.documents(
+        &inputs,
+        args.include_full_xr,
+        args.include_function_results,
+        args.include_context,
+    ))
+}
+
+/// Runs the Composition's pipeline on `inputs`.
+pub async fn pipeline(
+    function: &StarlarkFunction,
+    inputs: &Inputs,
+) -> Result<Outcome, RenderError> {
     let observed_resources: HashMap<String, Resource> = inputs
         .observed
         .iter()
@@ -518,7 +594,7 @@ async fn render(args: &RenderArgs, options: Options) -> Result<String, RenderErr
             required_resources,
             ..RunFunctionRequest::default()
         };
-        let response = run_step(&function, name, request, &inputs.required).await?;
+        let response = run_step(function, name, request, &inputs.required).await?;
         desired = response.desired.clone().unwrap_or_default();
         context.clone_from(&response.context);
         conditions.extend(response.conditions.iter().cloned());
@@ -532,17 +608,10 @@ async fn render(args: &RenderArgs, options: Options) -> Result<String, RenderErr
             results.push(output::result_object(name, r));
         }
     }
-    let rendered = output::Rendered {
-        xr: &inputs.xr,
-        observed: &inputs.observed,
-        desired: &desired,
-        conditions: &conditions,
-        results: &results,
-        context: context.as_ref(),
-    };
-    rendered.text(
-        args.include_full_xr,
-        args.include_function_results,
-        args.include_context,
-    )
+    Ok(Outcome {
+        desired,
+        conditions,
+        results,
+        context,
+    })
 }

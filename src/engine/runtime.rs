@@ -32,7 +32,7 @@ use crate::syntax::line_map::LineMap;
 pub struct Limits {
     /// starlark-rust ticks: loop iterations and calls, native calls
     /// included, so each redirected operator (`+`, `*`, `%`, `<<`, `/`, `//`,
-    /// `>>`) costs one.
+    /// `>>` and the ordered comparisons) costs one.
     /// 500,000 ticks stop no script within the reference's 1,000,000 steps:
     /// every Go instruction sequence behind a tick is at least two steps (a
     /// chain of additions is the tightest measured case, 2.55 steps per
@@ -144,8 +144,19 @@ impl Runtime {
     /// A runtime with the given limits and a compiled-script cache of
     /// `cache_entries` scripts.
     pub fn new(limits: Limits, cache_entries: usize) -> Self {
+        Self::with_globals(limits, cache_entries, |_| {})
+    }
+
+    /// A runtime whose scripts also see what `extra` registers (the test
+    /// runner's `assert`).
+    pub fn with_globals(
+        limits: Limits,
+        cache_entries: usize,
+        extra: impl FnOnce(&mut GlobalsBuilder),
+    ) -> Self {
         let mut builder = GlobalsBuilder::extended_by(builtins::EXTENSIONS);
         builtins::register(&mut builder);
+        extra(&mut builder);
         Runtime {
             globals: builder.build(),
             dialect: crate::syntax::dialect(),

@@ -279,8 +279,8 @@ impl Rendered<'_> {
         out
     }
 
-    /// The YAML stream.
-    pub fn text(&self, full_xr: bool, results: bool, context: bool) -> Result<String, RenderError> {
+    /// The output documents.
+    pub fn documents(&self, full_xr: bool, results: bool, context: bool) -> Vec<Value> {
         let mut documents = vec![self.composite(full_xr)];
         documents.extend(self.composed());
         if results {
@@ -293,16 +293,20 @@ impl Rendered<'_> {
                 "fields": from_struct(self.context),
             }));
         }
-        let mut out = String::new();
-        for doc in &documents {
-            out.push_str("---\n");
-            let text = crate::builtins::yaml::json_as_yaml(doc).map_err(|e| {
-                RenderError::Invalid(format!("cannot write the output as YAML: {e}"))
-            })?;
-            out.push_str(&text);
-        }
-        Ok(out)
+        documents
     }
+}
+
+/// The YAML stream of `documents`, each after a `---` line.
+pub fn text(documents: &[Value]) -> Result<String, RenderError> {
+    let mut out = String::new();
+    for doc in documents {
+        out.push_str("---\n");
+        let text = crate::builtins::yaml::json_as_yaml(doc)
+            .map_err(|e| RenderError::Invalid(format!("cannot write the output as YAML: {e}")))?;
+        out.push_str(&text);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -25,5 +25,6 @@ mod scripts;
 mod sequencing;
 mod serve;
 mod stdlib;
+mod test_cli;
 mod tracebacks;
 mod xpkg;

@@ -1,0 +1,166 @@
+//! Composition tests: a `*_test.yaml` file lists cases, each rendering a
+//! Composition in-process (as `function-starlark render` does) and checking
+//! what came out. Paths are relative to the test file.
+//!
+//! ```yaml
+//! tests:
+//!   - name: renders a bucket and a topic
+//!     xr: xr.yaml                  # a file, or the object inline
+//!     composition: composition.yaml
+//!     functions: functions.yaml    # optional
+//!     observed: observed.yaml      # optional: a file, a directory or a list
+//!     requiredResources: required.yaml   # optional, likewise
+//!     context: {key: value}        # optional
+//!     expect:
+//!       output: expected.yaml      # the whole render output (-r); --update writes it
+//!       count: 2                   # how many composed resources
+//!       resources:
+//!         bucket:
+//!           fields: {spec.forProvider.region: eu-west-1}
+//!           matches: {metadata.generateName: "^photos-"}
+//!           labels: {team: media}
+//!           ready: false
+//!         queue: absent
+//!       xr:
+//!         fields: {status.bucketName: photos}
+//!       conditions:                # each must be on the XR (fields compared)
+//!         - {type: Ready, status: "False", reason: Creating}
+//!       results:                   # each must match a result (message: a regex)
+//!         - {severity: Normal, message: "rendered"}
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::{Case, Outcome};
+use crate::function::StarlarkFunction;
+use crate::render::Inputs;
+use crate::render::load::{object, objects, string_at};
+
+/// The cases of one test file (a file that cannot be read is one failing
+/// case).
+pub fn cases(path: &Path) -> Vec<Case> {
+    match read(path) {
+        Ok(tests) => tests
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let name = t
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| format!("case {}", i + 1), str::to_owned);
+                Case::composition(path, name, i)
+            })
+            .collect(),
+        Err(_) => vec![Case::composition(path, "(file)".to_owned(), 0)],
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<Value>, String> {
+    let doc = object(path).map_err(|e| e.to_string())?;
+    doc.get("tests")
+        .and_then(Value::as_array)
+        .cloned()
+        .ok_or_else(|| format!("{}: no `tests:` list", path.display()))
+}
+
+/// A file path or inline value of a case.
+fn resolve(dir: &Path, v: &Value) -> Result<Vec<Value>, String> {
+    match v {
+        Value::String(file) => objects(&dir.join(file)).map_err(|e| e.to_string()),
+        Value::Array(items) => Ok(items.clone()),
+        Value::Object(_) => Ok(vec![v.clone()]),
+        _ => Ok(Vec::new()),
+    }
+}
+
+fn one(dir: &Path, case: &Value, key: &str) -> Result<Value, String> {
+    let v = case
+        .get(key)
+        .ok_or_else(|| format!("the case has no `{key}`"))?;
+    resolve(dir, v)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("`{key}` holds no object"))
+}
+
+fn inputs(dir: &Path, case: &Value) -> Result<Inputs, String> {
+    let xr = one(dir, case, "xr")?;
+    let composition = one(dir, case, "composition")?;
+    crate::render::check_types(&xr, &composition).map_err(|e| e.to_string())?;
+    let many = |key: &str| case.get(key).map_or(Ok(Vec::new()), |v| resolve(dir, v));
+    let starlark_functions = match case.get("functions") {
+        None => None,
+        Some(v) => Some(
+            resolve(dir, v)?
+                .iter()
+                .filter(|f| string_at(f, "spec.package").contains("function-starlark"))
+                .map(|f| string_at(f, "metadata.name").to_owned())
+                .collect(),
+        ),
+    };
+    Ok(Inputs {
+        xr,
+        composition,
+        observed: many("observed")?,
+        required: many("requiredResources")?,
+        secrets: many("credentials")?,
+        context: case
+            .get("context")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+        starlark_functions,
+    })
+}
+
+/// Runs case `index` of `path`; `update` rewrites its `expect.output` file.
+pub async fn run(function: &StarlarkFunction, path: &Path, index: usize, update: bool) -> Outcome {
+    let started = Instant::now();
+    let failure = run_inner(function, path, index, update).await.err();
+    Outcome {
+        failure,
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+async fn run_inner(
+    function: &StarlarkFunction,
+    path: &Path,
+    index: usize,
+    update: bool,
+) -> Result<(), String> {
+    let case = read(path)?
+        .into_iter()
+        .nth(index)
+        .ok_or_else(|| format!("{}: no case {index}", path.display()))?;
+    let dir: PathBuf = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let inputs = inputs(&dir, &case)?;
+    let outcome = crate::render::pipeline(function, &inputs)
+        .await
+        .map_err(|e| e.to_string())?;
+    let documents = outcome.documents(&inputs, false, true, false);
+    let expect = case.get("expect").cloned().unwrap_or_default();
+    let mut failures = Vec::new();
+    if let Some(file) = expect.get("output").and_then(Value::as_str) {
+        let text = crate::render::output::text(&documents).map_err(|e| e.to_string())?;
+        let file = dir.join(file);
+        if update {
+            std::fs::write(&file, &text).map_err(|e| format!("{}: {e}", file.display()))?;
+        } else {
+            let want = std::fs::read_to_string(&file)
+                .map_err(|e| format!("{}: {e} (run with --update to record it)", file.display()))?;
+            if let Some(diff) = super::diff::first_difference(&want, &text) {
+                failures.push(format!("output differs from {}:\n{diff}", file.display()));
+            }
+        }
+    }
+    super::expect::check(&expect, &documents, &outcome, &mut failures);
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\n"))
+    }
+}
