@@ -11,6 +11,8 @@
 //!     observed: observed.yaml      # optional: a file, a directory or a list
 //!     requiredResources: required.yaml   # optional, likewise
 //!     context: {key: value}        # optional
+//!     reconciles: 2                # optional: run again on what was composed
+//!     assumeReady: true            # optional: ... observed Ready
 //!     expect:
 //!       output: expected.yaml      # the whole render output (-r); --update writes it
 //!       count: 2                   # how many composed resources
@@ -116,6 +118,52 @@ fn inputs(dir: &Path, case: &Value) -> Result<Inputs, String> {
     })
 }
 
+/// The inputs of the next reconcile: the composed resources just rendered
+/// are now observed (named `GENERATENAME + resource name` when they had no
+/// name), Ready when the script marked them ready or, with `assumeReady`,
+/// all of them; the XR keeps the status it was given.
+fn next_reconcile(
+    inputs: &mut Inputs,
+    documents: &[Value],
+    outcome: &crate::render::Outcome,
+    assume_ready: bool,
+) {
+    use function_sdk_rust::proto::v1::Ready;
+    let mut observed = Vec::new();
+    for doc in documents.iter().skip(1) {
+        if doc.get("kind").and_then(Value::as_str) == Some("Result") {
+            continue;
+        }
+        let mut doc = doc.clone();
+        let name = doc
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(crate::render::RESOURCE_NAME_ANNOTATION))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if string_at(&doc, "metadata.name").is_empty() {
+            let generated = format!("{}{name}", string_at(&doc, "metadata.generateName"));
+            doc["metadata"]["name"] = Value::String(generated);
+        }
+        let marked = outcome
+            .desired
+            .resources
+            .get(&name)
+            .is_some_and(|r| r.ready == Ready::True as i32);
+        if assume_ready || marked {
+            doc["status"]["conditions"] = serde_json::json!([
+                {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": "2024-01-01T00:00:00Z"},
+                {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": "2024-01-01T00:00:00Z"},
+            ]);
+        }
+        observed.push(doc);
+    }
+    if let Some(status) = documents.first().and_then(|xr| xr.get("status")) {
+        inputs.xr["status"] = status.clone();
+    }
+    inputs.observed = observed;
+}
+
 /// Runs case `index` of `path`; `update` rewrites its `expect.output` file.
 pub async fn run(function: &StarlarkFunction, path: &Path, index: usize, update: bool) -> Outcome {
     let started = Instant::now();
@@ -137,11 +185,27 @@ async fn run_inner(
         .nth(index)
         .ok_or_else(|| format!("{}: no case {index}", path.display()))?;
     let dir: PathBuf = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let inputs = inputs(&dir, &case)?;
-    let outcome = crate::render::pipeline(function, &inputs)
+    let mut inputs = inputs(&dir, &case)?;
+    let reconciles = case
+        .get("reconciles")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1);
+    let assume_ready = case
+        .get("assumeReady")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let mut outcome = crate::render::pipeline(function, &inputs)
         .await
         .map_err(|e| e.to_string())?;
-    let documents = outcome.documents(&inputs, false, true, false);
+    let mut documents = outcome.documents(&inputs, false, true, false);
+    for pass in 2..=reconciles {
+        next_reconcile(&mut inputs, &documents, &outcome, assume_ready);
+        outcome = crate::render::pipeline(function, &inputs)
+            .await
+            .map_err(|e| format!("reconcile {pass}: {e}"))?;
+        documents = outcome.documents(&inputs, false, true, false);
+    }
     let expect = case.get("expect").cloned().unwrap_or_default();
     let mut failures = Vec::new();
     if let Some(file) = expect.get("output").and_then(Value::as_str) {
