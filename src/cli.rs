@@ -98,6 +98,10 @@ pub enum Command {
     /// Run the `*_test.star` (Starlark unit tests with `assert`) and
     /// `*_test.yaml` (Composition tests) files under the paths, in-process.
     Test(crate::test_runner::TestArgs),
+    /// Find mistakes in scripts, modules and Compositions before deploying
+    /// them: syntax, undefined names, builtin calls against their
+    /// signatures, loads, Resource names and depends_on cycles.
+    Check(crate::check::CheckArgs),
 }
 
 /// A positive Go duration.

@@ -29,13 +29,15 @@
 //!
 //! [`cli`] holds the flags and subcommands; [`render`] runs a Composition's
 //! pipeline in-process as `crossplane render` does and [`test_runner`]
-//! runs `*_test.star` and `*_test.yaml` tests on it; [`docs`] and [`crd`]
+//! runs `*_test.star` and `*_test.yaml` tests on it; [`check`] finds
+//! mistakes in scripts before they run; [`docs`] and [`crd`]
 //! generate `docs/builtins.md` and the input CRD from the code.
 
 pub mod apply;
 pub mod bindings;
 pub mod builtins;
 pub mod cache;
+pub mod check;
 pub mod cli;
 pub mod convert;
 pub mod crd;

@@ -17,6 +17,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Test(args)) => {
             return function_starlark::test_runner::main(args, cli.render_options());
         }
+        Some(Command::Check(args)) => return function_starlark::check::main(args),
         None => {}
     }
     function_sdk_rust::logging::configure(cli.sdk.debug);

@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("server", 15),
     ("cli", 14),
     ("test_runner", 13),
+    ("check", 13),
     ("render", 12),
     ("docs", 12),
     ("crd", 12),

@@ -9,6 +9,7 @@ mod common;
 mod support;
 
 mod architecture;
+mod check_cli;
 mod checklist;
 mod docs;
 mod examples;

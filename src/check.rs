@@ -1,0 +1,467 @@
+//! `function-starlark check [PATH...]`: finds mistakes in scripts, modules
+//! and the Starlark steps of Compositions before they are deployed, all at
+//! once, each as `file:line:col: severity: message [rule]`.
+//!
+//! Rules: `syntax`, `rebound` (a top-level name bound twice), `undefined`
+//! (a name neither builtin nor bound), `arity` and `unknown-keyword` (a
+//! builtin called against its signature, from the runtime's registry),
+//! `load` (a target that does not resolve: inline modules, files beside the
+//! script, the embedded standard library; OCI targets are listed),
+//! `unused-load`, `duplicate-resource`, `depends-on-cycle` (among literal
+//! references) and `when-without-reason`. A comment `# check: ignore` on a
+//! line silences its findings, `# check: ignore[rule, ...]` only those
+//! rules.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde_json::Value;
+use starlark::analysis::AstModuleLint;
+use starlark::syntax::AstModule;
+
+mod rules;
+mod signatures;
+
+/// `check`'s arguments and flags.
+#[derive(clap::Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// Scripts (`.star`), Compositions (`.yaml`) or directories holding
+    /// them (default: the current directory).
+    pub paths: Vec<PathBuf>,
+    /// `text` (one finding per line) or `json` (a list of findings).
+    #[arg(long, default_value = "text")]
+    pub format: Format,
+}
+
+/// How findings are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// How bad a finding is: errors fail the check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub severity: Severity,
+    pub message: String,
+    pub rule: &'static str,
+}
+
+impl Finding {
+    fn text(&self) -> String {
+        format!(
+            "{}:{}:{}: {}: {} [{}]",
+            self.file,
+            self.line,
+            self.column,
+            self.severity.as_str(),
+            self.message,
+            self.rule
+        )
+    }
+
+    fn json(&self) -> Value {
+        serde_json::json!({
+            "file": self.file, "line": self.line, "column": self.column,
+            "severity": self.severity.as_str(), "message": self.message, "rule": self.rule,
+        })
+    }
+}
+
+/// A script to check, and what its `load()` can reach.
+struct Script {
+    /// Shown in findings.
+    file: String,
+    text: String,
+    /// Added to positions: where the script starts in its file (an inline
+    /// source in a Composition), as (lines, columns).
+    offset: (usize, usize),
+    /// The directory its relative loads read.
+    dir: PathBuf,
+    /// Inline modules beside it (a Composition step's `modules`).
+    modules: BTreeMap<String, String>,
+}
+
+/// Every `.star` file and Composition under `path`.
+fn files(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_file() {
+        out.push(path.to_path_buf());
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for entry in entries {
+        let name = entry
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if entry.is_dir() {
+            if !name.starts_with('.') && name != "target" {
+                files(&entry, out);
+            }
+        } else if entry
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "star" | "yaml" | "yml"))
+        {
+            out.push(entry);
+        }
+    }
+}
+
+/// The line (0-based) and indentation where `script` starts inside the
+/// YAML `text` (a literal block keeps the script's lines verbatim).
+fn block_offset(text: &str, script: &str) -> (usize, usize) {
+    let Some(first) = script.lines().find(|l| !l.trim().is_empty()) else {
+        return (0, 0);
+    };
+    let skipped = script.lines().take_while(|l| l.trim().is_empty()).count();
+    for (i, line) in text.lines().enumerate() {
+        if let Some(indent) = line.find(first)
+            && line[..indent].trim().is_empty()
+            && line.len() == indent + first.len()
+        {
+            return (i.saturating_sub(skipped), indent);
+        }
+    }
+    (0, 0)
+}
+
+/// The scripts of a file: itself, or a Composition's Starlark steps and
+/// their inline modules.
+fn scripts(path: &Path) -> Vec<Script> {
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let shown = path.display().to_string();
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    if path.extension().is_some_and(|e| e == "star") {
+        return vec![Script {
+            file: shown,
+            text,
+            offset: (0, 0),
+            dir,
+            modules: BTreeMap::new(),
+        }];
+    }
+    let docs = crate::builtins::yaml::documents_as_json(&text).unwrap_or_default();
+    let mut out = Vec::new();
+    for doc in docs
+        .iter()
+        .filter(|d| d.get("kind").and_then(Value::as_str) == Some("Composition"))
+    {
+        for step in doc
+            .pointer("/spec/pipeline")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(spec) = step.pointer("/input/spec") else {
+                continue;
+            };
+            if step.pointer("/input/kind").and_then(Value::as_str) != Some("StarlarkInput") {
+                continue;
+            }
+            let modules: BTreeMap<String, String> = spec
+                .get("modules")
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(source) = spec.get("source").and_then(Value::as_str) {
+                out.push(Script {
+                    file: shown.clone(),
+                    text: source.to_owned(),
+                    offset: block_offset(&text, source),
+                    dir: dir.clone(),
+                    modules: modules.clone(),
+                });
+            }
+            for (name, source) in &modules {
+                let _ = name;
+                out.push(Script {
+                    file: shown.clone(),
+                    text: source.clone(),
+                    offset: block_offset(&text, source),
+                    dir: dir.clone(),
+                    modules: modules.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The names a script sees without binding them.
+fn predeclared() -> HashSet<String> {
+    let runtime =
+        crate::engine::runtime::Runtime::new(crate::engine::runtime::Limits::default(), 1);
+    let mut names: HashSet<String> = runtime.global_names().into_iter().collect();
+    names.extend(
+        crate::bindings::REQUEST_GLOBALS
+            .iter()
+            .map(|n| (*n).to_owned()),
+    );
+    names
+}
+
+/// What `load(target)` of `script` reaches, or why not.
+fn load_problem(script: &Script, target: &str) -> Option<(Severity, String)> {
+    if script.modules.contains_key(target) {
+        return None;
+    }
+    if target.starts_with("oci://")
+        || (target.contains(':') && !target.starts_with("starlark-stdlib:"))
+    {
+        return Some((
+            Severity::Info,
+            format!("load of OCI module {target:?} is not fetched by check"),
+        ));
+    }
+    if target.starts_with("starlark-stdlib:") {
+        return crate::loader::stdlib::resolve(target).is_none().then(|| {
+            (
+                Severity::Error,
+                format!("{target:?} is not a module of the embedded standard library"),
+            )
+        });
+    }
+    if script.dir.join(target).is_file() {
+        return None;
+    }
+    Some((
+        Severity::Error,
+        format!("cannot load {target:?}: no inline module, and no such file beside the script"),
+    ))
+}
+
+/// Every finding of one script.
+fn check_script(
+    script: &Script,
+    names: &HashSet<String>,
+    signatures: &std::collections::HashMap<String, signatures::Params>,
+) -> Vec<Finding> {
+    let at = |line: usize, column: usize, severity, message: String, rule| Finding {
+        file: script.file.clone(),
+        line,
+        column,
+        severity,
+        message,
+        rule,
+    };
+    let pre = match crate::syntax::prepass::prepass(&script.text) {
+        Ok(pre) => pre,
+        Err(e) => return vec![at(e.line, e.column, Severity::Error, e.message, "syntax")],
+    };
+    let ast = match AstModule::parse(&script.file, pre.text.clone(), &crate::syntax::dialect()) {
+        Ok(ast) => ast,
+        Err(e) => {
+            let (line, column) = e.span().map_or((0, 0), |s| {
+                let b = s.resolve_span().begin;
+                let (l, c) = pre.map.original(b.line, b.column);
+                (l + 1, c + 1)
+            });
+            let message = e.without_diagnostic().to_string();
+            return vec![at(line, column, Severity::Error, message, "syntax")];
+        }
+    };
+    let mut out = Vec::new();
+    // A second star import is not a rebinding of `*` (the runtime expands
+    // stars before this check runs).
+    if let Err(e) = crate::syntax::static_check::check_global_reassignment(&ast, &pre.map)
+        && !e.message.ends_with(" *")
+    {
+        out.push(at(e.line, e.column, Severity::Error, e.message, "rebound"));
+    }
+    let tree = rules::Tree {
+        ast: &ast,
+        map: &pre.map,
+        file: &script.file,
+    };
+    let mut names = names.clone();
+    names.extend(star_names(script, &ast));
+    if script.file.ends_with("_test.star") {
+        names.insert(crate::go::names::RENAMED_ASSERT.to_owned());
+    }
+    for lint in ast.lint(Some(&names)) {
+        let (severity, rule) = match lint.short_name.as_str() {
+            "using-undefined" => (Severity::Error, "undefined"),
+            // A star import binds what the module exports.
+            "unused-load" if lint.problem.contains("`*`") => continue,
+            "unused-load" => (Severity::Warning, "unused-load"),
+            _ => continue,
+        };
+        let message = crate::go::names::unreserve_in_text(&lint.problem);
+        out.push(tree.finding(lint.location.span, severity, message, rule));
+    }
+    for load in ast.loads() {
+        if let Some((severity, message)) = load_problem(script, load.module_id) {
+            out.push(tree.finding(load.span.span, severity, message, "load"));
+        }
+    }
+    rules::check(&tree, signatures, &mut out);
+    let lines: Vec<&str> = script.text.lines().collect();
+    out.retain(|f| {
+        !silenced(
+            lines.get(f.line.wrapping_sub(1)).copied().unwrap_or(""),
+            f.rule,
+        )
+    });
+    for f in &mut out {
+        if f.line > 0 {
+            f.line += script.offset.0;
+            f.column += script.offset.1;
+        }
+    }
+    out
+}
+
+/// The text of the module `target` a script loads, when it can be found.
+fn module_text(script: &Script, target: &str) -> Option<String> {
+    if let Some(text) = script.modules.get(target) {
+        return Some(text.clone());
+    }
+    if let Some(key) = crate::loader::stdlib::resolve(target) {
+        return crate::loader::stdlib::source(key).map(str::to_owned);
+    }
+    std::fs::read_to_string(script.dir.join(target)).ok()
+}
+
+/// The names a script's star imports bind: every public top-level name of
+/// the module (`load("m.star", "*")`), or the namespace (`ns = "*"`).
+fn star_names(script: &Script, ast: &AstModule) -> Vec<String> {
+    let mut out = Vec::new();
+    for load in ast.loads() {
+        for (local, their) in &load.symbols {
+            if *their != "*" {
+                continue;
+            }
+            if *local != "*" {
+                out.push((*local).to_owned());
+                continue;
+            }
+            let Some(text) = module_text(script, load.module_id) else {
+                continue;
+            };
+            let Ok(pre) = crate::syntax::prepass::prepass(&text) else {
+                continue;
+            };
+            if let Ok(module) = AstModule::parse("module.star", pre.text, &crate::syntax::dialect())
+            {
+                out.extend(
+                    rules::top_level_names(&module)
+                        .into_iter()
+                        .filter(|n| !n.starts_with('_')),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Whether a line's `# check: ignore[...]` comment covers `rule`.
+fn silenced(line: &str, rule: &str) -> bool {
+    let Some((_, comment)) = line.split_once("# check: ignore") else {
+        return false;
+    };
+    match comment.strip_prefix('[').and_then(|r| r.split_once(']')) {
+        Some((rules, _)) => rules.split(',').any(|r| r.trim() == rule),
+        None => true,
+    }
+}
+
+/// Every finding under `paths`, in file and position order.
+pub fn findings(paths: &[PathBuf]) -> Vec<Finding> {
+    let mut found = Vec::new();
+    for path in paths {
+        files(path, &mut found);
+    }
+    let names = predeclared();
+    let signatures = signatures::all();
+    let mut out: Vec<Finding> = found
+        .iter()
+        .flat_map(|f| scripts(f))
+        .flat_map(|s| check_script(&s, &names, &signatures))
+        .collect();
+    out.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+    out.dedup();
+    out
+}
+
+/// Runs the check and prints the findings; exit status 1 when one is an
+/// error.
+pub fn main(args: &CheckArgs) -> ExitCode {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let found = findings(&paths);
+    match args.format {
+        Format::Text => {
+            for f in &found {
+                println!("{}", f.text());
+            }
+        }
+        Format::Json => {
+            let list: Vec<Value> = found.iter().map(Finding::json).collect();
+            println!("{}", Value::Array(list));
+        }
+    }
+    if found.iter().any(|f| f.severity == Severity::Error) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{block_offset, silenced};
+
+    #[test]
+    fn an_inline_script_is_found_in_its_composition() {
+        let yaml = "spec:\n  source: |\n    x = 1\n    y = 2\n";
+        assert_eq!(block_offset(yaml, "x = 1\ny = 2\n"), (2, 4));
+    }
+
+    #[test]
+    fn ignore_comments_silence_all_or_some_rules() {
+        assert!(silenced("x = y  # check: ignore", "undefined"));
+        assert!(silenced(
+            "x = y  # check: ignore[undefined, arity]",
+            "undefined"
+        ));
+        assert!(!silenced("x = y  # check: ignore[arity]", "undefined"));
+        assert!(!silenced("x = y", "undefined"));
+    }
+}
