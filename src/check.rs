@@ -20,7 +20,9 @@ use serde_json::Value;
 use starlark::analysis::AstModuleLint;
 use starlark::syntax::AstModule;
 
+mod crds;
 mod rules;
+mod schema;
 mod signatures;
 
 /// `check`'s arguments and flags.
@@ -32,6 +34,15 @@ pub struct CheckArgs {
     /// `text` (one finding per line) or `json` (a list of findings).
     #[arg(long, default_value = "text")]
     pub format: Format,
+    /// A file or directory of CRDs and XRDs: render each Composition with an
+    /// example XR and validate every composed resource against the schema
+    /// of its kind, and `oxr` reads against the XRD.
+    #[arg(long, value_name = "DIR")]
+    pub crds: Option<PathBuf>,
+    /// The XR to render with under --crds (default: `xr.yaml` beside the
+    /// Composition, else one made from the XRD's schema).
+    #[arg(long, value_name = "FILE")]
+    pub xr: Option<PathBuf>,
 }
 
 /// How findings are printed.
@@ -399,8 +410,67 @@ fn silenced(line: &str, rule: &str) -> bool {
     }
 }
 
+/// Every schema finding of the Compositions of `files` (`--crds`).
+fn schema_findings(
+    files: &[PathBuf],
+    args: &CheckArgs,
+    options: crate::render::Options,
+) -> Vec<Finding> {
+    let Some(dir) = &args.crds else {
+        return Vec::new();
+    };
+    let schemas =
+        schema::Schemas::from_objects(&crate::render::load::objects(dir).unwrap_or_default());
+    let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(16 << 20)
+        .build()
+    else {
+        return Vec::new();
+    };
+    let function = crate::render::function(options, |_| {});
+    let mut out = Vec::new();
+    for file in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e != "star"))
+    {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        let docs = crate::builtins::yaml::documents_as_json(&text).unwrap_or_default();
+        for composition in docs
+            .iter()
+            .filter(|d| d.get("kind").and_then(Value::as_str) == Some("Composition"))
+        {
+            let sources = scripts(file)
+                .into_iter()
+                .map(|s| (s.text, s.offset))
+                .collect();
+            let target = crds::Target {
+                file,
+                composition,
+                sources,
+            };
+            out.extend(runtime.block_on(crds::check(
+                &target,
+                &schemas,
+                args.xr.as_deref(),
+                &function,
+            )));
+        }
+    }
+    out
+}
+
 /// Every finding under `paths`, in file and position order.
 pub fn findings(paths: &[PathBuf]) -> Vec<Finding> {
+    findings_with(paths, None)
+}
+
+fn findings_with(
+    paths: &[PathBuf],
+    schemas: Option<(&CheckArgs, crate::render::Options)>,
+) -> Vec<Finding> {
     let mut found = Vec::new();
     for path in paths {
         files(path, &mut found);
@@ -412,6 +482,9 @@ pub fn findings(paths: &[PathBuf]) -> Vec<Finding> {
         .flat_map(|f| scripts(f))
         .flat_map(|s| check_script(&s, &names, &signatures))
         .collect();
+    if let Some((args, options)) = schemas {
+        out.extend(schema_findings(&found, args, options));
+    }
     out.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
     out.dedup();
     out
@@ -419,13 +492,13 @@ pub fn findings(paths: &[PathBuf]) -> Vec<Finding> {
 
 /// Runs the check and prints the findings; exit status 1 when one is an
 /// error.
-pub fn main(args: &CheckArgs) -> ExitCode {
+pub fn main(args: &CheckArgs, options: crate::render::Options) -> ExitCode {
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
         args.paths.clone()
     };
-    let found = findings(&paths);
+    let found = findings_with(&paths, Some((args, options)));
     match args.format {
         Format::Text => {
             for f in &found {

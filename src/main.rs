@@ -17,7 +17,9 @@ fn main() -> std::process::ExitCode {
         Some(Command::Test(args)) => {
             return function_starlark::test_runner::main(args, cli.render_options());
         }
-        Some(Command::Check(args)) => return function_starlark::check::main(args),
+        Some(Command::Check(args)) => {
+            return function_starlark::check::main(args, cli.render_options());
+        }
         None => {}
     }
     function_sdk_rust::logging::configure(cli.sdk.debug);

@@ -252,7 +252,7 @@ fn to_struct(v: &Value) -> pbjson_types::Struct {
 }
 
 /// A JSON object from a protobuf Struct.
-fn from_struct(s: Option<&pbjson_types::Struct>) -> Value {
+pub fn from_struct(s: Option<&pbjson_types::Struct>) -> Value {
     s.and_then(|s| serde_json::to_value(s).ok())
         .unwrap_or_else(|| Value::Object(serde_json::Map::new()))
 }

@@ -42,7 +42,7 @@ impl Tree<'_> {
 }
 
 /// Every expression of `stmt` once, depth first.
-fn each_expr<'a>(stmt: &'a AstStmt, f: &mut impl FnMut(&'a AstExpr)) {
+pub fn each_expr<'a>(stmt: &'a AstStmt, f: &mut impl FnMut(&'a AstExpr)) {
     let mut seen = HashSet::new();
     each_expr_of(stmt, &mut |e: &'a AstExpr| {
         if seen.insert((e.span.begin(), e.span.end())) {

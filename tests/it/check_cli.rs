@@ -118,3 +118,50 @@ spec:
         "./composition.yaml:17:43: error: Use of undefined variable `regoin` [undefined]"
     );
 }
+
+#[test]
+fn crds_validate_the_rendered_resources_at_their_resource_calls() {
+    let example = root().join("examples/bucket-topic");
+    let crds = example.join("crds");
+    let crds_arg = crds.to_str().expect("UTF-8 path");
+    let out = check(&example, &["--crds", crds_arg, "composition.yaml"]);
+    assert!(
+        out.status.success(),
+        "the example passes: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // The same Composition with a field the CRD does not know, a tag of
+    // the wrong type and a read of an undeclared XR field.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let text = std::fs::read_to_string(example.join("composition.yaml")).expect("composition");
+    let broken = text
+        .replace(
+            "\"tags\": {\"team\": team, \"retention\": str(oxr.spec.retentionDays)},",
+            "\"tags\": {\"team\": team, \"retention\": oxr.spec.retentionDays}, \"colour\": get(oxr, \"spec.colour\", \"red\"),",
+        );
+    assert_ne!(broken, text, "the seeded mistakes went in");
+    std::fs::write(dir.path().join("composition.yaml"), &broken).expect("write");
+    std::fs::copy(example.join("xr.yaml"), dir.path().join("xr.yaml")).expect("copy");
+    let out = check(dir.path(), &["--crds", crds_arg]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let line = broken
+        .lines()
+        .position(|l| l.contains("bucket = Resource(\"bucket\""))
+        .expect("the Resource call")
+        + 1;
+    for want in [
+        format!(":{line}:"),
+        "Resource \"bucket\" (Bucket): spec.forProvider.colour: unknown field [schema]".to_owned(),
+        "Resource \"bucket\" (Bucket): spec.forProvider.tags.retention: want string, got integer [schema]".to_owned(),
+        "warning: oxr.spec.colour is not declared by the XRD of XNotifiedBucket [xr-field]".to_owned(),
+    ] {
+        assert!(stdout.contains(&want), "{want:?} in:\n{stdout}");
+    }
+}

@@ -1,0 +1,249 @@
+//! `check --crds DIR`: each Composition is rendered in-process against an
+//! example XR (`--xr`, an `xr.yaml` beside the Composition, or one made from
+//! the XRD's schema), and every composed resource is validated against the
+//! schema of its kind; reads of `oxr` fields the XRD does not declare are
+//! reported too.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use starlark::syntax::AstModule;
+use starlark::syntax::ast::{ArgumentP, AstExpr, AstLiteral, ExprP};
+
+use super::schema::{Schemas, example, validate};
+use super::{Finding, Severity};
+use crate::render::load::{object, objects, string_at};
+
+/// A Composition to render, and where its scripts are.
+pub struct Target<'a> {
+    pub file: &'a Path,
+    pub composition: &'a Value,
+    /// Each inline source and the YAML line/column it starts at.
+    pub sources: Vec<(String, (usize, usize))>,
+}
+
+/// The XR to render with: `--xr`, `xr.yaml` beside the Composition, or an
+/// example made from the XRD.
+fn xr_for(target: &Target, given: Option<&Path>, schemas: &Schemas) -> Result<Value, String> {
+    if let Some(path) = given {
+        return object(path).map_err(|e| e.to_string());
+    }
+    let beside = target.file.with_file_name("xr.yaml");
+    if beside.exists() {
+        return object(&beside).map_err(|e| e.to_string());
+    }
+    let api = string_at(target.composition, "spec.compositeTypeRef.apiVersion");
+    let kind = string_at(target.composition, "spec.compositeTypeRef.kind");
+    let schema = schemas
+        .of(api, kind)
+        .ok_or_else(|| format!("no XR: give --xr, put an xr.yaml beside the Composition, or an XRD for {api} {kind} in --crds"))?;
+    let spec = schema
+        .pointer("/properties/spec")
+        .map_or_else(|| json!({}), example);
+    Ok(json!({"apiVersion": api, "kind": kind, "metadata": {"name": "example"}, "spec": spec}))
+}
+
+/// The line and column of each `Resource("name", ...)` call of the
+/// Composition's scripts, in the YAML file.
+fn resource_positions(target: &Target) -> HashMap<String, (usize, usize)> {
+    let mut out = HashMap::new();
+    for (source, (line0, col0)) in &target.sources {
+        let Ok(pre) = crate::syntax::prepass::prepass(source) else {
+            continue;
+        };
+        let Ok(ast) = AstModule::parse("s.star", pre.text, &crate::syntax::dialect()) else {
+            continue;
+        };
+        let mut visit = |e: &AstExpr| {
+            if let ExprP::Call(f, call) = &e.node
+                && matches!(&f.node, ExprP::Identifier(i) if i.node.ident == "Resource")
+                && let Some(ArgumentP::Positional(first)) = call.args.first().map(|a| &a.node)
+                && let ExprP::Literal(AstLiteral::String(name)) = &first.node
+            {
+                let begin = ast.file_span(e.span).resolve_span().begin;
+                let (l, c) = pre.map.original(begin.line, begin.column);
+                out.entry(name.node.clone())
+                    .or_insert((l + 1 + line0, c + 1 + col0));
+            }
+        };
+        super::rules::each_expr(ast.statement(), &mut visit);
+    }
+    out
+}
+
+/// The `oxr` paths a script reads: `oxr.a.b` chains and the string path
+/// of `get(oxr, "a.b")`, with their positions.
+fn oxr_reads(target: &Target) -> Vec<(String, (usize, usize))> {
+    fn chain(e: &AstExpr) -> Option<Vec<String>> {
+        match &e.node {
+            ExprP::Identifier(i) if i.node.ident == "oxr" => Some(Vec::new()),
+            ExprP::Dot(inner, attr) => {
+                let mut path = chain(inner)?;
+                path.push(attr.node.clone());
+                Some(path)
+            }
+            _ => None,
+        }
+    }
+    let mut out = Vec::new();
+    for (source, (line0, col0)) in &target.sources {
+        let Ok(pre) = crate::syntax::prepass::prepass(source) else {
+            continue;
+        };
+        let Ok(ast) = AstModule::parse("s.star", pre.text, &crate::syntax::dialect()) else {
+            continue;
+        };
+        let mut found: Vec<(Vec<String>, starlark::codemap::Span)> = Vec::new();
+        let mut visit = |e: &AstExpr| {
+            if let Some(path) = chain(e).filter(|p| !p.is_empty()) {
+                found.push((path, e.span));
+            }
+            if let ExprP::Call(f, call) = &e.node
+                && matches!(&f.node, ExprP::Identifier(i) if i.node.ident == "get")
+                && let [first, second, ..] = call.args.as_slice()
+                && let ArgumentP::Positional(obj) = &first.node
+                && matches!(&obj.node, ExprP::Identifier(i) if i.node.ident == "oxr")
+                && let ArgumentP::Positional(p) = &second.node
+                && let ExprP::Literal(AstLiteral::String(s)) = &p.node
+            {
+                found.push((s.node.split('.').map(str::to_owned).collect(), e.span));
+            }
+        };
+        super::rules::each_expr(ast.statement(), &mut visit);
+        // The longest chain at a place stands for its prefixes.
+        found.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+        let mut kept: Vec<(Vec<String>, starlark::codemap::Span)> = Vec::new();
+        for (path, span) in found {
+            if !kept
+                .iter()
+                .any(|(p, s)| s.begin() == span.begin() && p.starts_with(&path))
+            {
+                kept.push((path, span));
+            }
+        }
+        for (path, span) in kept {
+            let begin = ast.file_span(span).resolve_span().begin;
+            let (l, c) = pre.map.original(begin.line, begin.column);
+            out.push((path.join("."), (l + 1 + line0, c + 1 + col0)));
+        }
+    }
+    out
+}
+
+/// Whether `path` names a field `schema` declares (or lets be).
+fn declared(schema: &Value, path: &[&str]) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return true;
+    };
+    if schema
+        .get("x-kubernetes-preserve-unknown-fields")
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        return true;
+    }
+    if let Some(sub) = schema.pointer(&format!("/properties/{first}")) {
+        return declared(sub, rest);
+    }
+    match schema.get("additionalProperties") {
+        Some(Value::Object(_)) => declared(&schema["additionalProperties"], rest),
+        Some(Value::Bool(true)) => true,
+        _ => {
+            schema.get("properties").is_none()
+                && schema.get("type").and_then(Value::as_str) != Some("string")
+        }
+    }
+}
+
+/// Every schema finding of one Composition.
+pub async fn check(
+    target: &Target<'_>,
+    schemas: &Schemas,
+    xr: Option<&Path>,
+    function: &crate::function::StarlarkFunction,
+) -> Vec<Finding> {
+    let file = target.file.display().to_string();
+    let finding = |(line, column): (usize, usize), severity, message: String, rule| Finding {
+        file: file.clone(),
+        line,
+        column,
+        severity,
+        message,
+        rule,
+    };
+    let xr = match xr_for(target, xr, schemas) {
+        Ok(xr) => xr,
+        Err(message) => return vec![finding((1, 1), Severity::Info, message, "schema")],
+    };
+    let mut out = Vec::new();
+    let xr_schema = schemas.of(string_at(&xr, "apiVersion"), string_at(&xr, "kind"));
+    if let Some(schema) = xr_schema {
+        for (path, at) in oxr_reads(target) {
+            let parts: Vec<&str> = path.split('.').collect();
+            if parts.first() == Some(&"metadata") {
+                continue;
+            }
+            if !declared(schema, &parts) {
+                out.push(finding(
+                    at,
+                    Severity::Warning,
+                    format!(
+                        "oxr.{path} is not declared by the XRD of {}",
+                        string_at(&xr, "kind")
+                    ),
+                    "xr-field",
+                ));
+            }
+        }
+    }
+    let dir = target.file.parent().unwrap_or(Path::new("."));
+    let beside = |name: &str| objects(&dir.join(name)).unwrap_or_default();
+    let inputs = crate::render::Inputs {
+        xr,
+        composition: target.composition.clone(),
+        observed: Vec::new(),
+        required: beside("required-resources.yaml"),
+        secrets: Vec::new(),
+        context: serde_json::Map::new(),
+        starlark_functions: None,
+    };
+    let outcome = match crate::render::pipeline(function, &inputs).await {
+        Ok(o) => o,
+        Err(e) => {
+            out.push(finding(
+                (1, 1),
+                Severity::Error,
+                format!("cannot render with the example XR: {e}"),
+                "schema",
+            ));
+            return out;
+        }
+    };
+    let positions = resource_positions(target);
+    let mut names: Vec<&String> = outcome.desired.resources.keys().collect();
+    names.sort();
+    for name in names {
+        let body = crate::render::from_struct(outcome.desired.resources[name].resource.as_ref());
+        let (api, kind) = (string_at(&body, "apiVersion"), string_at(&body, "kind"));
+        let at = positions.get(name.as_str()).copied().unwrap_or((1, 1));
+        let Some(schema) = schemas.of(api, kind) else {
+            out.push(finding(
+                at,
+                Severity::Info,
+                format!("Resource {name:?}: no CRD for {api} {kind} in --crds"),
+                "schema",
+            ));
+            continue;
+        };
+        for (path, problem) in validate(&body, schema) {
+            out.push(finding(
+                at,
+                Severity::Error,
+                format!("Resource {name:?} ({kind}): {path}: {problem}"),
+                "schema",
+            ));
+        }
+    }
+    out
+}
