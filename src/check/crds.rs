@@ -95,8 +95,18 @@ fn oxr_reads(target: &Target) -> Vec<(String, (usize, usize))> {
             continue;
         };
         let mut found: Vec<(Vec<String>, starlark::codemap::Span)> = Vec::new();
+        // `oxr.spec.name.upper()` reads `spec.name`: a called chain ends in
+        // a method.
+        let mut callees = std::collections::HashSet::new();
+        super::rules::each_expr(ast.statement(), &mut |e: &AstExpr| {
+            if let ExprP::Call(f, _) = &e.node {
+                callees.insert((f.span.begin(), f.span.end()));
+            }
+        });
         let mut visit = |e: &AstExpr| {
-            if let Some(path) = chain(e).filter(|p| !p.is_empty()) {
+            if let Some(path) = chain(e).filter(|p| !p.is_empty())
+                && !callees.contains(&(e.span.begin(), e.span.end()))
+            {
                 found.push((path, e.span));
             }
             if let ExprP::Call(f, call) = &e.node

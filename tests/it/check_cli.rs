@@ -165,3 +165,16 @@ fn crds_validate_the_rendered_resources_at_their_resource_calls() {
         assert!(stdout.contains(&want), "{want:?} in:\n{stdout}");
     }
 }
+
+#[test]
+fn every_example_passes_check_against_the_crds_of_its_kinds() {
+    for dir in crate::common::example_dirs() {
+        let out = check(&dir, &["--crds", "crds", "composition.yaml"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}: {stdout}", dir.display());
+        // Built-in kinds (ConfigMap, Service, ...) have no CRD: an info.
+        for line in stdout.lines() {
+            assert!(line.contains(": info: "), "{}: {line}", dir.display());
+        }
+    }
+}
