@@ -24,6 +24,8 @@ use crate::effects::{
 use crate::error::Error;
 use crate::go::duration::{parse_go_duration, to_seconds_nanos};
 
+mod schemas;
+
 /// Which Usage API generated Usage resources use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UsageApi {
@@ -65,6 +67,9 @@ pub struct DependencySettings<'a> {
     pub usage_api: UsageApi,
     /// `spec.sequencingTTL` as given.
     pub sequencing_ttl: Option<&'a str>,
+    /// `spec.validateSchemas`: require the composed kinds' schemas and warn
+    /// of what does not fit them.
+    pub validate_schemas: bool,
 }
 
 /// The `fatal()` path: the message first, then every event, plus the
@@ -108,6 +113,9 @@ pub fn apply_success(
     apply_requirements(rsp, effects);
     for warning in effects.requirement_warnings.borrow().iter() {
         response::warning(rsp, warning.clone());
+    }
+    if settings.validate_schemas {
+        schemas::validate(rsp, request);
     }
     response::normal(rsp, SUCCESS_MESSAGE);
     Ok(Applied {

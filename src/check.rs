@@ -22,7 +22,6 @@ use starlark::syntax::AstModule;
 
 mod crds;
 mod rules;
-mod schema;
 mod signatures;
 
 /// `check`'s arguments and flags.
@@ -419,8 +418,9 @@ fn schema_findings(
     let Some(dir) = &args.crds else {
         return Vec::new();
     };
-    let schemas =
-        schema::Schemas::from_objects(&crate::render::load::objects(dir).unwrap_or_default());
+    let schemas = crate::openapi::Schemas::from_objects(
+        &crate::render::load::objects(dir).unwrap_or_default(),
+    );
     let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_stack_size(16 << 20)

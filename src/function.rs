@@ -253,6 +253,7 @@ impl StarlarkFunction {
             default_registry: sources.default_registry().map(str::to_owned),
             usage_api_v1: checked.usage_api == UsageApi::V1,
             sequencing_ttl: checked.sequencing_ttl,
+            validate_schemas: checked.validate_schemas,
             timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
         };
         let answer = self.engine.run(job).await;

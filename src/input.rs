@@ -56,6 +56,12 @@ pub struct Spec {
     /// Response TTL while creation sequencing defers resources (Go duration).
     #[serde(rename = "sequencingTTL")]
     pub sequencing_ttl: Option<String>,
+    /// Validate every composed resource against the schema of its kind,
+    /// which the function requires from Crossplane (the required-schemas
+    /// capability), and report each problem as a Warning result. Not in the
+    /// Go implementation.
+    #[serde(rename = "validateSchemas")]
+    pub validate_schemas: Option<bool>,
 }
 
 /// Where a mounted script lives: `<scripts dir>/<name>/<key>`.
@@ -121,6 +127,8 @@ pub struct Checked {
     pub usage_api: UsageApi,
     /// `spec.sequencingTTL` as given; parsed only when dependencies exist.
     pub sequencing_ttl: Option<String>,
+    /// `spec.validateSchemas`.
+    pub validate_schemas: bool,
     /// OCI module settings, spec values over environment values.
     pub oci: OciSettings,
 }
@@ -223,6 +231,7 @@ pub fn check(input: StarlarkInput, settings: &Settings) -> Result<Plan, Error> {
         module_paths: spec.module_paths.unwrap_or_default(),
         usage_api,
         sequencing_ttl: spec.sequencing_ttl.filter(|s| !s.is_empty()),
+        validate_schemas: spec.validate_schemas.unwrap_or(false),
         oci,
     })))
 }

@@ -53,6 +53,7 @@ pub mod input;
 pub mod loader;
 pub mod meter;
 pub mod metrics;
+pub mod openapi;
 pub mod panics;
 pub mod render;
 pub mod server;

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 use starlark::syntax::AstModule;
 use starlark::syntax::ast::{ArgumentP, AstExpr, AstLiteral, ExprP};
 
-use super::schema::{Schemas, example, validate};
 use super::{Finding, Severity};
+use crate::openapi::{Schemas, example, validate};
 use crate::render::load::{object, objects, string_at};
 
 /// A Composition to render, and where its scripts are.

@@ -82,6 +82,7 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
                     UsageApi::V2
                 },
                 sequencing_ttl: job.sequencing_ttl.as_deref(),
+                validate_schemas: job.validate_schemas,
             };
             apply::apply_success(&mut rsp, &request, effects, dxr, context, &settings).map(
                 |applied| {

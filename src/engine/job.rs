@@ -37,6 +37,9 @@ pub struct Job {
     /// Wall-clock milliseconds the run may take.
     #[prost(uint64, tag = "8")]
     pub timeout_ms: u64,
+    /// `spec.validateSchemas`.
+    #[prost(bool, tag = "9")]
+    pub validate_schemas: bool,
 }
 
 /// A module's source, or why it could not be read.

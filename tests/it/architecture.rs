@@ -35,6 +35,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("meter", 1),
     ("cache", 1),
     ("panics", 1),
+    ("openapi", 1),
 ];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -22,6 +22,7 @@ mod recursion;
 mod registry;
 mod render;
 mod render_cli;
+mod schemas;
 mod scripts;
 mod sequencing;
 mod serve;

@@ -1,6 +1,8 @@
-//! Validation of rendered bodies against the OpenAPI v3 schemas of CRDs
+//! Validation of Kubernetes objects against the OpenAPI v3 schemas of CRDs
 //! and XRDs: unknown fields, wrong types, missing required fields and enum
-//! violations, each with the field path.
+//! violations, each with the field path. `check --crds` reads the schemas
+//! from files; the server, with `validateSchemas`, from what Crossplane
+//! sends.
 
 use serde_json::{Map, Value};
 
