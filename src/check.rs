@@ -7,7 +7,8 @@
 //! builtin called against its signature, from the runtime's registry),
 //! `load` (a target that does not resolve: inline modules, files beside the
 //! script, the embedded standard library; OCI targets are listed),
-//! `unused-load`, `duplicate-resource`, `depends-on-cycle` (among literal
+//! `unused-load`, `duplicate-key` (a dict literal repeating a key: a run
+//! fails), `duplicate-resource`, `depends-on-cycle` (among literal
 //! references) and `when-without-reason`. A comment `# check: ignore` on a
 //! line silences its findings, `# check: ignore[rule, ...]` only those
 //! rules.
@@ -328,6 +329,7 @@ fn check_script(
             // A star import binds what the module exports.
             "unused-load" if lint.problem.contains("`*`") => continue,
             "unused-load" => (Severity::Warning, "unused-load"),
+            "duplicate-key" => (Severity::Error, "duplicate-key"),
             _ => continue,
         };
         let message = crate::go::names::unreserve_in_text(&lint.problem);

@@ -145,6 +145,16 @@ fn crds_validate_the_rendered_resources_at_their_resource_calls() {
             "\"tags\": {\"team\": team, \"retention\": str(oxr.spec.retentionDays)},",
             "\"tags\": {\"team\": team, \"retention\": oxr.spec.retentionDays}, \"colour\": get(oxr, \"spec.colour\", \"red\"),",
         );
+    // The topic loses its required region (spelt wrong) and gets a
+    // deletion policy outside the enum.
+    let broken = broken.replace(
+        "\"region\": region,\n                        \"displayName\"",
+        "\"regoin\": region,\n                        \"displayName\"",
+    );
+    let broken = broken.replace(
+        "\"kind\": \"Topic\",\n                \"spec\": {\n",
+        "\"kind\": \"Topic\",\n                \"spec\": {\"deletionPolicy\": \"Keep\",\n",
+    );
     assert_ne!(broken, text, "the seeded mistakes went in");
     std::fs::write(dir.path().join("composition.yaml"), &broken).expect("write");
     std::fs::copy(example.join("xr.yaml"), dir.path().join("xr.yaml")).expect("copy");
@@ -161,6 +171,9 @@ fn crds_validate_the_rendered_resources_at_their_resource_calls() {
         "Resource \"bucket\" (Bucket): spec.forProvider.colour: unknown field [schema]".to_owned(),
         "Resource \"bucket\" (Bucket): spec.forProvider.tags.retention: want string, got integer [schema]".to_owned(),
         "warning: oxr.spec.colour is not declared by the XRD of XNotifiedBucket [xr-field]".to_owned(),
+        "Resource \"topic\" (Topic): spec.forProvider.region: required field missing [schema]".to_owned(),
+        "Resource \"topic\" (Topic): spec.forProvider.regoin: unknown field [schema]".to_owned(),
+        "Resource \"topic\" (Topic): spec.deletionPolicy: \"Keep\" is not one of \"Orphan\", \"Delete\" [schema]".to_owned(),
     ] {
         assert!(stdout.contains(&want), "{want:?} in:\n{stdout}");
     }
