@@ -43,6 +43,10 @@ pub struct CheckArgs {
     /// Composition, else one made from the XRD's schema).
     #[arg(long, value_name = "FILE")]
     pub xr: Option<PathBuf>,
+    /// Fetch the OCI modules scripts load (with the server's OCI settings
+    /// and Docker config), and report those that cannot be fetched.
+    #[arg(long)]
+    pub oci: bool,
 }
 
 /// How findings are printed.
@@ -79,6 +83,8 @@ pub struct Finding {
     pub severity: Severity,
     pub message: String,
     pub rule: &'static str,
+    /// The OCI module a `load` info is about, which `--oci` fetches.
+    pub oci: Option<String>,
 }
 
 impl Finding {
@@ -114,6 +120,8 @@ struct Script {
     dir: PathBuf,
     /// Inline modules beside it (a Composition step's `modules`).
     modules: BTreeMap<String, String>,
+    /// The step's `ociDefaultRegistry`, which short OCI forms expand with.
+    default_registry: Option<String>,
 }
 
 /// Every `.star` file and Composition under `path`.
@@ -179,6 +187,7 @@ fn scripts(path: &Path) -> Vec<Script> {
             offset: (0, 0),
             dir,
             modules: BTreeMap::new(),
+            default_registry: None,
         }];
     }
     let docs = crate::builtins::yaml::documents_as_json(&text).unwrap_or_default();
@@ -208,23 +217,23 @@ fn scripts(path: &Path) -> Vec<Script> {
                         .collect()
                 })
                 .unwrap_or_default();
-            if let Some(source) = spec.get("source").and_then(Value::as_str) {
+            let default_registry = spec
+                .get("ociDefaultRegistry")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let sources = spec
+                .get("source")
+                .and_then(Value::as_str)
+                .into_iter()
+                .chain(modules.values().map(String::as_str));
+            for source in sources {
                 out.push(Script {
                     file: shown.clone(),
                     text: source.to_owned(),
                     offset: block_offset(&text, source),
                     dir: dir.clone(),
                     modules: modules.clone(),
-                });
-            }
-            for (name, source) in &modules {
-                let _ = name;
-                out.push(Script {
-                    file: shown.clone(),
-                    text: source.clone(),
-                    offset: block_offset(&text, source),
-                    dir: dir.clone(),
-                    modules: modules.clone(),
+                    default_registry: default_registry.clone(),
                 });
             }
         }
@@ -245,24 +254,40 @@ fn predeclared() -> HashSet<String> {
     names
 }
 
-/// What `load(target)` of `script` reaches, or why not.
-fn load_problem(script: &Script, target: &str) -> Option<(Severity, String)> {
+/// What `load(target)` of `script` reaches, or why not (and the OCI URL
+/// of an OCI target).
+fn load_problem(script: &Script, target: &str) -> Option<(Severity, String, Option<String>)> {
     if script.modules.contains_key(target) {
         return None;
     }
     if target.starts_with("oci://")
         || (target.contains(':') && !target.starts_with("starlark-stdlib:"))
     {
-        return Some((
-            Severity::Info,
-            format!("load of OCI module {target:?} is not fetched by check"),
-        ));
+        let classified = crate::loader::classify(
+            target,
+            "composition.star",
+            script.default_registry.as_deref(),
+        );
+        return match classified {
+            Ok(crate::loader::Target::Oci(url)) => Some((
+                Severity::Info,
+                format!("load of OCI module {url:?} is not fetched (--oci fetches it)"),
+                Some(url),
+            )),
+            Ok(_) => None,
+            Err(e) => Some((
+                Severity::Error,
+                format!("cannot load {target:?}: {e}"),
+                None,
+            )),
+        };
     }
     if target.starts_with("starlark-stdlib:") {
         return crate::loader::stdlib::resolve(target).is_none().then(|| {
             (
                 Severity::Error,
                 format!("{target:?} is not a module of the embedded standard library"),
+                None,
             )
         });
     }
@@ -272,6 +297,7 @@ fn load_problem(script: &Script, target: &str) -> Option<(Severity, String)> {
     Some((
         Severity::Error,
         format!("cannot load {target:?}: no inline module, and no such file beside the script"),
+        None,
     ))
 }
 
@@ -288,6 +314,7 @@ fn check_script(
         severity,
         message,
         rule,
+        oci: None,
     };
     let pre = match crate::syntax::prepass::prepass(&script.text) {
         Ok(pre) => pre,
@@ -336,8 +363,10 @@ fn check_script(
         out.push(tree.finding(lint.location.span, severity, message, rule));
     }
     for load in ast.loads() {
-        if let Some((severity, message)) = load_problem(script, load.module_id) {
-            out.push(tree.finding(load.span.span, severity, message, "load"));
+        if let Some((severity, message, oci)) = load_problem(script, load.module_id) {
+            let mut f = tree.finding(load.span.span, severity, message, "load");
+            f.oci = oci;
+            out.push(f);
         }
     }
     rules::check(&tree, signatures, &mut out);
@@ -464,6 +493,41 @@ fn schema_findings(
     out
 }
 
+/// `--oci`: fetches the OCI module of each `load` info; one that comes
+/// drops its finding, one that does not becomes an error saying why.
+fn fetch_oci(findings: &mut Vec<Finding>, options: &crate::render::Options) {
+    use crate::loader::oci::{Access, OciResolver, Resolution, reference::parse_url};
+    let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let resolver = OciResolver::new(options.oci.clone());
+    let settings = crate::input::OciSettings::default();
+    let request = function_sdk_rust::proto::v1::RunFunctionRequest::default();
+    let mut keep = Vec::new();
+    for mut f in std::mem::take(findings) {
+        let Some(url) = f.oci.clone() else {
+            keep.push(f);
+            continue;
+        };
+        let fetched = runtime.block_on(async {
+            let access = Access::new(&settings, &request, resolver.config()).await;
+            let target = parse_url(&url)?;
+            Resolution::new(&resolver, access, None)
+                .resolve(vec![target])
+                .await
+        });
+        if let Err(e) = fetched {
+            f.severity = Severity::Error;
+            f.message = format!("cannot fetch OCI module {url:?}: {e}");
+            keep.push(f);
+        }
+    }
+    *findings = keep;
+}
+
 /// Every finding under `paths`, in file and position order.
 pub fn findings(paths: &[PathBuf]) -> Vec<Finding> {
     findings_with(paths, None)
@@ -485,6 +549,9 @@ fn findings_with(
         .flat_map(|s| check_script(&s, &names, &signatures))
         .collect();
     if let Some((args, options)) = schemas {
+        if args.oci {
+            fetch_oci(&mut out, &options);
+        }
         out.extend(schema_findings(&found, args, options));
     }
     out.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));

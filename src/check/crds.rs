@@ -181,6 +181,7 @@ pub async fn check(
         severity,
         message,
         rule,
+        oci: None,
     };
     let xr = match xr_for(target, xr, schemas) {
         Ok(xr) => xr,

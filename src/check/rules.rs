@@ -37,6 +37,7 @@ impl Tree<'_> {
             severity,
             message,
             rule,
+            oci: None,
         }
     }
 }

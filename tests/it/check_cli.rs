@@ -191,3 +191,46 @@ fn every_example_passes_check_against_the_crds_of_its_kinds() {
         }
     }
 }
+
+#[tokio::test]
+async fn oci_loads_are_listed_and_with_oci_fetched_from_a_real_registry() {
+    let registry = crate::common::registry::Registry::start();
+    let artifact = crate::common::registry::Artifact::bundle(&[(
+        "helpers.star",
+        "def double(x):\n    return 2 * x\n",
+    )]);
+    registry.push("lib/mods", "v1", &artifact).await;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let host = &registry.host;
+    std::fs::write(
+        dir.path().join("main.star"),
+        format!(
+            "load(\"oci://{host}/lib/mods:v1/helpers.star\", \"double\")\nload(\"oci://{host}/lib/mods:v1/absent.star\", \"nope\")\nx = double(nope)\n"
+        ),
+    )
+    .expect("write");
+    let dir_path = dir.path().to_path_buf();
+    let (listed, fetched) =
+        tokio::task::spawn_blocking(move || (check(&dir_path, &[]), check(&dir_path, &["--oci"])))
+            .await
+            .expect("check runs");
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert_eq!(
+        listed.matches(": info: load of OCI module").count(),
+        2,
+        "{listed}"
+    );
+    let stdout = String::from_utf8_lossy(&fetched.stdout);
+    assert_eq!(fetched.status.code(), Some(1), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "the module that exists is fetched and dropped: {stdout}"
+    );
+    assert!(
+        lines[0].starts_with("./main.star:2:6: error: cannot fetch OCI module"),
+        "{stdout}"
+    );
+    assert!(lines[0].contains("absent.star"), "{stdout}");
+}
