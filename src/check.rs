@@ -88,6 +88,25 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// A finding at 1-based `(line, column)` of `file`.
+    pub fn at(
+        file: &str,
+        (line, column): (usize, usize),
+        severity: Severity,
+        message: String,
+        rule: &'static str,
+    ) -> Finding {
+        Finding {
+            file: file.to_owned(),
+            line,
+            column,
+            severity,
+            message,
+            rule,
+            oci: None,
+        }
+    }
+
     fn text(&self) -> String {
         format!(
             "{}:{}:{}: {}: {} [{}]",
@@ -122,36 +141,6 @@ struct Script {
     modules: BTreeMap<String, String>,
     /// The step's `ociDefaultRegistry`, which short OCI forms expand with.
     default_registry: Option<String>,
-}
-
-/// Every `.star` file and Composition under `path`.
-fn files(path: &Path, out: &mut Vec<PathBuf>) {
-    if path.is_file() {
-        out.push(path.to_path_buf());
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(path) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for entry in entries {
-        let name = entry
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if entry.is_dir() {
-            if !name.starts_with('.') && name != "target" {
-                files(&entry, out);
-            }
-        } else if entry
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "star" | "yaml" | "yml"))
-        {
-            out.push(entry);
-        }
-    }
 }
 
 /// The line (0-based) and indentation where `script` starts inside the
@@ -208,15 +197,8 @@ fn scripts(path: &Path) -> Vec<Script> {
             if step.pointer("/input/kind").and_then(Value::as_str) != Some("StarlarkInput") {
                 continue;
             }
-            let modules: BTreeMap<String, String> = spec
-                .get("modules")
-                .and_then(Value::as_object)
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let modules: BTreeMap<String, String> =
+                crate::render::load::strings(spec.get("modules"));
             let default_registry = spec
                 .get("ociDefaultRegistry")
                 .and_then(Value::as_str)
@@ -307,14 +289,8 @@ fn check_script(
     names: &HashSet<String>,
     signatures: &std::collections::HashMap<String, signatures::Params>,
 ) -> Vec<Finding> {
-    let at = |line: usize, column: usize, severity, message: String, rule| Finding {
-        file: script.file.clone(),
-        line,
-        column,
-        severity,
-        message,
-        rule,
-        oci: None,
+    let at = |line: usize, column: usize, severity, message: String, rule| {
+        Finding::at(&script.file, (line, column), severity, message, rule)
     };
     let pre = match crate::syntax::prepass::prepass(&script.text) {
         Ok(pre) => pre,
@@ -537,10 +513,12 @@ fn findings_with(
     paths: &[PathBuf],
     schemas: Option<(&CheckArgs, crate::render::Options)>,
 ) -> Vec<Finding> {
-    let mut found = Vec::new();
-    for path in paths {
-        files(path, &mut found);
-    }
+    let found = crate::render::load::files_under(paths, &|name| {
+        let lower = name.to_ascii_lowercase();
+        [".star", ".yaml", ".yml"]
+            .iter()
+            .any(|e| lower.ends_with(e))
+    });
     let names = predeclared();
     let signatures = signatures::all();
     let mut out: Vec<Finding> = found

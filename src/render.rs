@@ -302,15 +302,7 @@ fn fetch(pool: &[Value], selector: &ResourceSelector) -> Option<Resources> {
 
 /// A step's bootstrap selector (`requirements.requiredResources[]`).
 fn selector_of(v: &Value) -> ResourceSelector {
-    let labels: HashMap<String, String> = v
-        .get("matchLabels")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let labels: HashMap<String, String> = load::strings(v.get("matchLabels"));
     let r#match = match v.get("name").and_then(Value::as_str) {
         Some(name) => Some(resource_selector::Match::MatchName(name.to_owned())),
         None if v.get("matchLabels").is_some() => {

@@ -92,39 +92,21 @@ pub struct Outcome {
     pub seconds: f64,
 }
 
-/// Every test file under `path`, in name order (hidden directories and
-/// `target` are skipped).
-fn test_files(path: &Path, out: &mut Vec<PathBuf>) {
-    if path.is_file() {
-        out.push(path.to_path_buf());
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(path) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for entry in entries {
-        let name = entry
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if entry.is_dir() {
-            if !name.starts_with('.') && name != "target" {
-                test_files(&entry, out);
-            }
-        } else if name.ends_with("_test.star") || name.ends_with("_test.yaml") {
-            out.push(entry);
-        }
+/// How `run` went, and how long it took.
+async fn timed(run: impl std::future::Future<Output = Result<(), String>>) -> Outcome {
+    let started = std::time::Instant::now();
+    let failure = run.await.err();
+    Outcome {
+        failure,
+        seconds: started.elapsed().as_secs_f64(),
     }
 }
 
 /// The tests under `paths`.
 pub fn discover(paths: &[PathBuf]) -> Vec<Case> {
-    let mut files = Vec::new();
-    for path in paths {
-        test_files(path, &mut files);
-    }
+    let files = crate::render::load::files_under(paths, &|name| {
+        name.ends_with("_test.star") || name.ends_with("_test.yaml")
+    });
     files
         .iter()
         .flat_map(|file| {
@@ -139,8 +121,14 @@ pub fn discover(paths: &[PathBuf]) -> Vec<Case> {
 
 async fn run_case(function: &StarlarkFunction, case: &Case, update: bool) -> Outcome {
     match &case.kind {
-        Kind::Star(test) => star::run(function, &case.file, test.as_deref()).await,
-        Kind::Composition(index) => compositions::run(function, &case.file, *index, update).await,
+        // Boxed: a whole render's future is large.
+        Kind::Star(test) => Box::pin(timed(star::run(function, &case.file, test.as_deref()))).await,
+        Kind::Composition(index) => {
+            Box::pin(timed(compositions::run(
+                function, &case.file, *index, update,
+            )))
+            .await
+        }
     }
 }
 

@@ -174,14 +174,8 @@ pub async fn check(
     function: &crate::function::StarlarkFunction,
 ) -> Vec<Finding> {
     let file = target.file.display().to_string();
-    let finding = |(line, column): (usize, usize), severity, message: String, rule| Finding {
-        file: file.clone(),
-        line,
-        column,
-        severity,
-        message,
-        rule,
-        oci: None,
+    let finding = |at: (usize, usize), severity, message: String, rule| {
+        Finding::at(&file, at, severity, message, rule)
     };
     let xr = match xr_for(target, xr, schemas) {
         Ok(xr) => xr,

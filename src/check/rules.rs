@@ -30,15 +30,7 @@ impl Tree<'_> {
     ) -> Finding {
         let begin = self.ast.file_span(span).resolve_span().begin;
         let (line, column) = self.map.original(begin.line, begin.column);
-        Finding {
-            file: self.file.to_owned(),
-            line: line + 1,
-            column: column + 1,
-            severity,
-            message,
-            rule,
-            oci: None,
-        }
+        Finding::at(self.file, (line + 1, column + 1), severity, message, rule)
     }
 }
 

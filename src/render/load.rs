@@ -61,3 +61,53 @@ pub fn string_at<'a>(object: &'a Value, path: &str) -> &'a str {
         .and_then(Value::as_str)
         .unwrap_or_default()
 }
+
+/// The files under `paths` (a file given is taken as it is) whose name
+/// `wanted` accepts, each directory in name order; directories whose name
+/// starts with `.` and `target/` are skipped. For the subcommands that
+/// search a tree (`test`, `check`).
+pub fn files_under(
+    paths: &[std::path::PathBuf],
+    wanted: &dyn Fn(&str) -> bool,
+) -> Vec<std::path::PathBuf> {
+    fn walk(path: &Path, wanted: &dyn Fn(&str) -> bool, out: &mut Vec<std::path::PathBuf>) {
+        if path.is_file() {
+            out.push(path.to_path_buf());
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(path) else {
+            return;
+        };
+        let mut entries: Vec<std::path::PathBuf> =
+            entries.filter_map(Result::ok).map(|e| e.path()).collect();
+        entries.sort();
+        for entry in entries {
+            let name = entry
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if entry.is_dir() {
+                if !name.starts_with('.') && name != "target" {
+                    walk(&entry, wanted, out);
+                }
+            } else if wanted(&name) {
+                out.push(entry);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for path in paths {
+        walk(path, wanted, &mut out);
+    }
+    out
+}
+
+/// The string values of a JSON object (`matchLabels`, `modules`), by key.
+pub fn strings<C: FromIterator<(String, String)>>(object: Option<&Value>) -> C {
+    object
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+        .collect()
+}

@@ -32,11 +32,10 @@
 //! ```
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use serde_json::Value;
 
-use super::{Case, Outcome};
+use super::Case;
 use crate::function::StarlarkFunction;
 use crate::render::Inputs;
 use crate::render::load::{object, objects, string_at};
@@ -165,16 +164,7 @@ fn next_reconcile(
 }
 
 /// Runs case `index` of `path`; `update` rewrites its `expect.output` file.
-pub async fn run(function: &StarlarkFunction, path: &Path, index: usize, update: bool) -> Outcome {
-    let started = Instant::now();
-    let failure = run_inner(function, path, index, update).await.err();
-    Outcome {
-        failure,
-        seconds: started.elapsed().as_secs_f64(),
-    }
-}
-
-async fn run_inner(
+pub async fn run(
     function: &StarlarkFunction,
     path: &Path,
     index: usize,

@@ -6,12 +6,11 @@
 //! the files beside the test and the embedded standard library.
 
 use std::path::Path;
-use std::time::Instant;
 
 use function_sdk_rust::proto::v1::{RunFunctionRequest, Severity};
 use serde_json::json;
 
-use super::{Case, Outcome};
+use super::Case;
 use crate::function::StarlarkFunction;
 
 /// The `test_*` functions a file defines at top level, in order.
@@ -55,17 +54,8 @@ fn request(path: &Path) -> Result<RunFunctionRequest, String> {
         .map_err(|e| format!("{}: not a RunFunctionRequest: {e}", stem.display()))
 }
 
-/// Runs one test function (or the whole file) and reports how it went.
-pub async fn run(function: &StarlarkFunction, path: &Path, test: Option<&str>) -> Outcome {
-    let started = Instant::now();
-    let failure = run_inner(function, path, test).await.err();
-    Outcome {
-        failure,
-        seconds: started.elapsed().as_secs_f64(),
-    }
-}
-
-async fn run_inner(
+/// Runs one test function (or the whole file): why it failed.
+pub async fn run(
     function: &StarlarkFunction,
     path: &Path,
     test: Option<&str>,
