@@ -107,10 +107,12 @@ pub fn execution_error(
         .call_stack()
         .frames
         .iter()
-        // Operator redirections are no calls in Go; a pop is.
+        // Operator redirections are no calls in Go; a method call
+        // (`x.pop()`, `s.union(t)`, ...) is.
         .filter(|f| {
-            !f.name.starts_with(crate::go::names::RESERVED_PREFIX)
-                || f.name == format!("{}pop", crate::go::names::RESERVED_PREFIX)
+            f.name
+                .strip_prefix(crate::go::names::RESERVED_PREFIX)
+                .is_none_or(|m| crate::go::names::GO_METHODS.contains(&m))
         })
         .collect();
     let mut out = String::new();
@@ -122,6 +124,10 @@ pub fn execution_error(
         function = &frame.name;
     }
     let builtin = failed_builtin(e, &text);
+    let text = builtin
+        .as_deref()
+        .and_then(|name| crate::go::wording::not_iterable(name, &text))
+        .unwrap_or(text);
     if builtin.is_none()
         && let Some(span) = e.span()
     {

@@ -63,6 +63,26 @@ fn is_repr(key: &str) -> bool {
         || ["None", "True", "False"].contains(&key)
 }
 
+/// Go's words for a builtin that was given a value it cannot iterate
+/// (`text` is `T value is not iterable`), where Go words it per builtin.
+/// `zip` and `dict` say which argument or not at all, which the message
+/// does not carry, and keep the general words.
+pub fn not_iterable(builtin: &str, text: &str) -> Option<String> {
+    let kind = text.strip_suffix(" value is not iterable")?;
+    match builtin {
+        "reversed" | "set" | "tuple" | "list" | "any" | "all" | "enumerate" | "join" | "extend" => {
+            Some(format!(
+                "{builtin}: for parameter 1: got {kind}, want iterable"
+            ))
+        }
+        "sorted" => Some(format!(
+            "sorted: for parameter iterable: got {kind}, want iterable"
+        )),
+        "min" | "max" => Some(format!("{builtin}: {kind} value is not iterable")),
+        _ => None,
+    }
+}
+
 /// Go's words for the interpreter's message `text`, or `text` itself.
 pub fn go_wording(text: &str) -> String {
     if let Some(f) = fields(
@@ -193,6 +213,26 @@ mod tests {
         for (interpreter, go) in cases {
             assert_eq!(go_wording(interpreter), go, "{interpreter}");
         }
+    }
+
+    #[test]
+    fn a_builtin_given_a_non_iterable_is_worded_per_builtin() {
+        use super::not_iterable;
+        let text = "int value is not iterable";
+        assert_eq!(
+            not_iterable("list", text).as_deref(),
+            Some("list: for parameter 1: got int, want iterable")
+        );
+        assert_eq!(
+            not_iterable("sorted", text).as_deref(),
+            Some("sorted: for parameter iterable: got int, want iterable")
+        );
+        assert_eq!(
+            not_iterable("min", text).as_deref(),
+            Some("min: int value is not iterable")
+        );
+        assert_eq!(not_iterable("zip", text), None);
+        assert_eq!(not_iterable("list", "something else"), None);
     }
 
     #[test]

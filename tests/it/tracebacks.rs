@@ -41,6 +41,25 @@ fn a_failing_builtin_is_named_and_adds_no_frame() {
         ),
         "{message}"
     );
+    // Every method the function gives Go's behaviour has its frame too.
+    let message = fatal("x = set([1])\ny = x.union(1)\n");
+    assert_eq!(
+        tail(&message),
+        [
+            "  composition.star:2:12: in <toplevel>",
+            "Error in union: union: argument #1 is not iterable: int: union: argument #1 is not iterable: int",
+        ],
+        "{message}"
+    );
+    // A builtin given what it cannot iterate says so in its own words.
+    let message = fatal("x = sorted(1)\n");
+    assert_eq!(
+        tail(&message).last().copied(),
+        Some(
+            "Error in sorted: sorted: for parameter iterable: got int, want iterable: sorted: for parameter iterable: got int, want iterable"
+        ),
+        "{message}"
+    );
     let message = fatal("x = [1, 2, 3]\ny = x.pop(5)\n");
     assert_eq!(tail(&message)[0], "  composition.star:2:10: in <toplevel>");
     assert_eq!(
