@@ -489,7 +489,15 @@ fn sigterm_lets_calls_in_flight_finish_then_exits_zero() {
             std::thread::spawn(move || send(&address, request(slow, &Value::Null, Vec::new())))
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
+    // Signal once every call is in flight (started by the server, beside
+    // the one `start` sent): a call still connecting when the server stops
+    // accepting is not one of the calls this test is about, and on a busy
+    // machine 16 connections can take a while.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while sample(&scrape(&server.metrics), &["grpc_server_started_total"]) < 17 {
+        assert!(Instant::now() < deadline, "the 16 calls did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let signalled = Instant::now();
     Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])
