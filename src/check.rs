@@ -389,11 +389,7 @@ fn star_names(script: &Script, ast: &AstModule) -> Vec<String> {
             let Some(text) = module_text(script, load.module_id) else {
                 continue;
             };
-            let Ok(pre) = crate::syntax::prepass::prepass(&text) else {
-                continue;
-            };
-            if let Ok(module) = AstModule::parse("module.star", pre.text, &crate::syntax::dialect())
-            {
+            if let Some((module, _)) = crate::syntax::parse_quietly("module.star", &text) {
                 out.extend(
                     rules::top_level_names(&module)
                         .into_iter()

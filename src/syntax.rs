@@ -21,6 +21,18 @@ pub mod nesting;
 pub mod prepass;
 pub mod static_check;
 
+/// `source` pre-passed and parsed as `file`, with the map back to the
+/// user's lines; `None` when either step fails (for readers that leave the
+/// error to compilation, which reports it).
+pub fn parse_quietly(
+    file: &str,
+    source: &str,
+) -> Option<(starlark::syntax::AstModule, line_map::LineMap)> {
+    let pre = prepass::prepass(source).ok()?;
+    let ast = starlark::syntax::AstModule::parse(file, pre.text, &dialect()).ok()?;
+    Some((ast, pre.map))
+}
+
 /// The Go dialect the scripts were written for, field by field: top-level
 /// statements, keyword-only parameters, file-local loads; no types, no
 /// f-strings, no positional-only parameters.

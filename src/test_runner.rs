@@ -56,8 +56,9 @@ pub struct Case {
 enum Kind {
     /// A `test_*` function, or (`None`) the whole file.
     Star(Option<String>),
-    /// The case at this index of a `*_test.yaml`.
-    Composition(usize),
+    /// A case of a `*_test.yaml`, read with its file, or why the file
+    /// could not be read.
+    Composition(Result<serde_json::Value, String>),
 }
 
 impl Case {
@@ -69,11 +70,11 @@ impl Case {
         }
     }
 
-    fn composition(file: &Path, name: String, index: usize) -> Case {
+    fn composition(file: &Path, name: String, case: Result<serde_json::Value, String>) -> Case {
         Case {
             file: file.to_path_buf(),
             name,
-            kind: Kind::Composition(index),
+            kind: Kind::Composition(case),
         }
     }
 
@@ -123,12 +124,10 @@ async fn run_case(function: &StarlarkFunction, case: &Case, update: bool) -> Out
     match &case.kind {
         // Boxed: a whole render's future is large.
         Kind::Star(test) => Box::pin(timed(star::run(function, &case.file, test.as_deref()))).await,
-        Kind::Composition(index) => {
-            Box::pin(timed(compositions::run(
-                function, &case.file, *index, update,
-            )))
-            .await
+        Kind::Composition(Ok(test)) => {
+            Box::pin(timed(compositions::run(function, &case.file, test, update))).await
         }
+        Kind::Composition(Err(why)) => timed(async { Err(why.clone()) }).await,
     }
 }
 

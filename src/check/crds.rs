@@ -9,6 +9,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use starlark::syntax::AstModule;
+
+use crate::syntax::line_map::LineMap;
 use starlark::syntax::ast::{ArgumentP, AstExpr, AstLiteral, ExprP};
 
 use super::{Finding, Severity};
@@ -44,17 +46,25 @@ fn xr_for(target: &Target, given: Option<&Path>, schemas: &Schemas) -> Result<Va
     Ok(json!({"apiVersion": api, "kind": kind, "metadata": {"name": "example"}, "spec": spec}))
 }
 
+/// A Composition's inline script, parsed once for both scans below: its
+/// tree, the map back to its text, and where that text starts in the YAML.
+type Parsed = (AstModule, LineMap, (usize, usize));
+
+fn parse_all(target: &Target) -> Vec<Parsed> {
+    target
+        .sources
+        .iter()
+        .filter_map(|(source, at)| {
+            crate::syntax::parse_quietly("s.star", source).map(|(ast, map)| (ast, map, *at))
+        })
+        .collect()
+}
+
 /// The line and column of each `Resource("name", ...)` call of the
 /// Composition's scripts, in the YAML file.
-fn resource_positions(target: &Target) -> HashMap<String, (usize, usize)> {
+fn resource_positions(scripts: &[Parsed]) -> HashMap<String, (usize, usize)> {
     let mut out = HashMap::new();
-    for (source, (line0, col0)) in &target.sources {
-        let Ok(pre) = crate::syntax::prepass::prepass(source) else {
-            continue;
-        };
-        let Ok(ast) = AstModule::parse("s.star", pre.text, &crate::syntax::dialect()) else {
-            continue;
-        };
+    for (ast, map, (line0, col0)) in scripts {
         let mut visit = |e: &AstExpr| {
             if let ExprP::Call(f, call) = &e.node
                 && matches!(&f.node, ExprP::Identifier(i) if i.node.ident == "Resource")
@@ -62,7 +72,7 @@ fn resource_positions(target: &Target) -> HashMap<String, (usize, usize)> {
                 && let ExprP::Literal(AstLiteral::String(name)) = &first.node
             {
                 let begin = ast.file_span(e.span).resolve_span().begin;
-                let (l, c) = pre.map.original(begin.line, begin.column);
+                let (l, c) = map.original(begin.line, begin.column);
                 out.entry(name.node.clone())
                     .or_insert((l + 1 + line0, c + 1 + col0));
             }
@@ -74,7 +84,7 @@ fn resource_positions(target: &Target) -> HashMap<String, (usize, usize)> {
 
 /// The `oxr` paths a script reads: `oxr.a.b` chains and the string path
 /// of `get(oxr, "a.b")`, with their positions.
-fn oxr_reads(target: &Target) -> Vec<(String, (usize, usize))> {
+fn oxr_reads(scripts: &[Parsed]) -> Vec<(String, (usize, usize))> {
     fn chain(e: &AstExpr) -> Option<Vec<String>> {
         match &e.node {
             ExprP::Identifier(i) if i.node.ident == "oxr" => Some(Vec::new()),
@@ -87,13 +97,7 @@ fn oxr_reads(target: &Target) -> Vec<(String, (usize, usize))> {
         }
     }
     let mut out = Vec::new();
-    for (source, (line0, col0)) in &target.sources {
-        let Ok(pre) = crate::syntax::prepass::prepass(source) else {
-            continue;
-        };
-        let Ok(ast) = AstModule::parse("s.star", pre.text, &crate::syntax::dialect()) else {
-            continue;
-        };
+    for (ast, map, (line0, col0)) in scripts {
         let mut found: Vec<(Vec<String>, starlark::codemap::Span)> = Vec::new();
         // `oxr.spec.name.upper()` reads `spec.name`: a called chain ends in
         // a method.
@@ -134,7 +138,7 @@ fn oxr_reads(target: &Target) -> Vec<(String, (usize, usize))> {
         }
         for (path, span) in kept {
             let begin = ast.file_span(span).resolve_span().begin;
-            let (l, c) = pre.map.original(begin.line, begin.column);
+            let (l, c) = map.original(begin.line, begin.column);
             out.push((path.join("."), (l + 1 + line0, c + 1 + col0)));
         }
     }
@@ -177,6 +181,7 @@ pub async fn check(
     let finding = |at: (usize, usize), severity, message: String, rule| {
         Finding::at(&file, at, severity, message, rule)
     };
+    let scripts = parse_all(target);
     let xr = match xr_for(target, xr, schemas) {
         Ok(xr) => xr,
         Err(message) => return vec![finding((1, 1), Severity::Info, message, "schema")],
@@ -184,7 +189,7 @@ pub async fn check(
     let mut out = Vec::new();
     let xr_schema = schemas.of(string_at(&xr, "apiVersion"), string_at(&xr, "kind"));
     if let Some(schema) = xr_schema {
-        for (path, at) in oxr_reads(target) {
+        for (path, at) in oxr_reads(&scripts) {
             let parts: Vec<&str> = path.split('.').collect();
             if parts.first() == Some(&"metadata") {
                 continue;
@@ -225,7 +230,7 @@ pub async fn check(
             return out;
         }
     };
-    let positions = resource_positions(target);
+    let positions = resource_positions(&scripts);
     let mut names: Vec<&String> = outcome.desired.resources.keys().collect();
     names.sort();
     for name in names {

@@ -12,7 +12,6 @@ use std::time::Instant;
 use anyhow::anyhow;
 use starlark::environment::{FrozenModule, Module};
 use starlark::eval::{Evaluator, FileLoader};
-use starlark::syntax::AstModule;
 
 use super::errors;
 use super::runtime::Runtime;
@@ -22,7 +21,6 @@ use crate::error::{Error, STEP_LIMIT_MESSAGE};
 use crate::go::names::unreserve;
 use crate::input::Script;
 use crate::loader::{Sources, classify};
-use crate::syntax::prepass;
 
 /// The state of loading for one request.
 pub(crate) struct RequestLoader<'a> {
@@ -152,10 +150,7 @@ impl<'a> RequestLoader<'a> {
         if !source.contains("\"*\"") && !source.contains("'*'") {
             return Ok(source.to_owned());
         }
-        let Ok(pre) = prepass::prepass(source) else {
-            return Ok(source.to_owned());
-        };
-        let Ok(ast) = AstModule::parse(file, pre.text, &crate::syntax::dialect()) else {
+        let Some((ast, map)) = crate::syntax::parse_quietly(file, source) else {
             // A file that does not parse is left as it is; compiling it
             // reports the syntax error.
             return Ok(source.to_owned());
@@ -224,7 +219,7 @@ impl<'a> RequestLoader<'a> {
             // The span covers the module string; the statement is found
             // around it, in the original text.
             let span = load.span.resolve_span();
-            let at = offset(source, pre.map.original(span.begin.line, span.begin.column));
+            let at = offset(source, map.original(span.begin.line, span.begin.column));
             if let Some((from, to)) = statement_bounds(source, at) {
                 edits.push((from, to, statement));
             }

@@ -45,17 +45,17 @@ use crate::render::load::{object, objects, string_at};
 pub fn cases(path: &Path) -> Vec<Case> {
     match read(path) {
         Ok(tests) => tests
-            .iter()
+            .into_iter()
             .enumerate()
             .map(|(i, t)| {
                 let name = t
                     .get("name")
                     .and_then(Value::as_str)
                     .map_or_else(|| format!("case {}", i + 1), str::to_owned);
-                Case::composition(path, name, i)
+                Case::composition(path, name, Ok(t))
             })
             .collect(),
-        Err(_) => vec![Case::composition(path, "(file)".to_owned(), 0)],
+        Err(why) => vec![Case::composition(path, "(file)".to_owned(), Err(why))],
     }
 }
 
@@ -163,19 +163,16 @@ fn next_reconcile(
     inputs.observed = observed;
 }
 
-/// Runs case `index` of `path`; `update` rewrites its `expect.output` file.
+/// Runs `case` of the file at `path`; `update` rewrites its
+/// `expect.output` file.
 pub async fn run(
     function: &StarlarkFunction,
     path: &Path,
-    index: usize,
+    case: &Value,
     update: bool,
 ) -> Result<(), String> {
-    let case = read(path)?
-        .into_iter()
-        .nth(index)
-        .ok_or_else(|| format!("{}: no case {index}", path.display()))?;
     let dir: PathBuf = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut inputs = inputs(&dir, &case)?;
+    let mut inputs = inputs(&dir, case)?;
     let reconciles = case
         .get("reconciles")
         .and_then(Value::as_u64)
