@@ -1,4 +1,4 @@
-//! The Go dialect's `print`, `fail`, `str`, `repr`, `hash` and `struct`,
+//! The Go dialect's `print`, `fail`, `str`, `repr`, `hash`, `zip` and `struct`,
 //! which replace or add to starlark-rust's universe. Values are written as
 //! go.starlark.net writes them ([`crate::values::text`]).
 
@@ -9,7 +9,9 @@ use starlark::starlark_module;
 use starlark::values::bytes::StarlarkBytes;
 use starlark::values::none::NoneType;
 use starlark::values::tuple::UnpackTuple;
-use starlark::values::{Value, ValueLike};
+use starlark::values::list::AllocList;
+use starlark::values::tuple::AllocTuple;
+use starlark::values::{Heap, Value, ValueLike};
 
 use crate::values::structs::Record;
 use crate::values::text::{self, Renderer, TooLong};
@@ -174,6 +176,48 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
             "hash: got {}, want string or bytes",
             crate::go::types::go_type(x)
         ))
+    }
+
+    /// The list of tuples whose `i`-th holds the `i`-th element of each
+    /// argument, as long as the shortest argument.
+    ///
+    /// # Example
+    /// ```python
+    /// zip([1, 2, 3], ["a", "b"])  # [(1, "a"), (2, "b")]
+    /// ```
+    fn zip<'v>(
+        #[starlark(args)] args: UnpackTuple<Value<'v>>,
+        #[starlark(kwargs)] kwargs: starlark::values::dict::DictRef<'v>,
+        heap: Heap<'v>,
+    ) -> starlark::Result<Value<'v>> {
+        if !kwargs.is_empty() {
+            return Err(anyhow!("zip does not accept keyword arguments").into());
+        }
+        let mut columns = Vec::with_capacity(args.items.len());
+        for (i, v) in args.items.iter().enumerate() {
+            let column = v.iterate(heap).map_err(|_| {
+                anyhow!(
+                    "zip: argument #{} is not iterable: {}",
+                    i + 1,
+                    crate::go::types::go_type(*v)
+                )
+            })?;
+            columns.push(column);
+        }
+        let mut rows = Vec::new();
+        if !columns.is_empty() {
+            'rows: loop {
+                let mut row = Vec::with_capacity(columns.len());
+                for column in &mut columns {
+                    match column.next() {
+                        Some(x) => row.push(x),
+                        None => break 'rows,
+                    }
+                }
+                rows.push(heap.alloc(AllocTuple(row)));
+            }
+        }
+        Ok(heap.alloc(AllocList(rows)))
     }
 
     /// Builds an immutable record from keyword arguments; fields are sorted

@@ -136,7 +136,8 @@ fn split<'v>(
 ) -> starlark::Result<Value<'v>> {
     let sep = args.first().copied().or_else(|| kwargs.get_str("sep"));
     if receiver.unpack_str().is_some() && sep.and_then(Value::unpack_str) == Some("") {
-        return Err(anyhow!("{name}: empty separator").into());
+        // Go's rsplit shares split's message.
+        return Err(anyhow!("split: empty separator").into());
     }
     own_method(receiver, name, args, kwargs, eval)
 }

@@ -34,6 +34,7 @@ pub const SIGNATURES: &[(&str, &str)] = &[
     ("yaml.decode", "s"),
     ("yaml.decode_stream", "s"),
     ("yaml.encode", "value"),
+    ("zip", "*iterables"),
 ];
 
 /// The parameters of the hand-bound builtin `name`, if it is one.

@@ -126,7 +126,7 @@ pub fn execution_error(
     let builtin = failed_builtin(e, &text);
     let text = builtin
         .as_deref()
-        .and_then(|name| crate::go::wording::not_iterable(name, &text))
+        .and_then(|name| crate::go::wording::builtin_wording(name, &text))
         .unwrap_or(text);
     if builtin.is_none()
         && let Some(span) = e.span()

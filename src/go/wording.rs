@@ -63,11 +63,39 @@ fn is_repr(key: &str) -> bool {
         || ["None", "True", "False"].contains(&key)
 }
 
-/// Go's words for a builtin that was given a value it cannot iterate
-/// (`text` is `T value is not iterable`), where Go words it per builtin.
-/// `zip` and `dict` say which argument or not at all, which the message
-/// does not carry, and keep the general words.
-pub fn not_iterable(builtin: &str, text: &str) -> Option<String> {
+/// Go's words for the failure `text` of the builtin `builtin`, where Go
+/// words it per builtin and the interpreter's message carries all Go's
+/// does: a value it cannot iterate, an argument of the wrong type, a
+/// failed comparison in `min`/`max`, an empty sequence or separator, a
+/// missing substring or attribute.
+pub fn builtin_wording(builtin: &str, text: &str) -> Option<String> {
+    not_iterable(builtin, text)
+        .or_else(|| wrong_argument(builtin, text))
+        .or_else(|| min_max(builtin, text))
+        .or_else(|| match (builtin, text) {
+            ("index" | "rindex", _) if text.starts_with("Substring ") => {
+                Some(format!("{builtin}: substring not found"))
+            }
+            ("partition" | "rpartition", "Empty separator cannot be used for partitioning") => {
+                Some(format!("{builtin}: empty separator"))
+            }
+            ("getattr", _) => {
+                let f = fields(text, &["Operation ", " not supported on type ", ""])?;
+                let attribute = f[0].strip_prefix('.')?;
+                Some(if f[1] == "struct" {
+                    format!("getattr: struct has no .{attribute} attribute")
+                } else {
+                    format!("getattr: {} has no .{attribute} field or method", f[1])
+                })
+            }
+            _ => None,
+        })
+}
+
+/// A builtin given a value it cannot iterate (`text` is `T value is not
+/// iterable`). `zip` says which argument, which the message does not
+/// carry: the project has a `zip` of its own for that.
+fn not_iterable(builtin: &str, text: &str) -> Option<String> {
     let kind = text.strip_suffix(" value is not iterable")?;
     match builtin {
         "reversed" | "set" | "tuple" | "list" | "any" | "all" | "enumerate" | "join" | "extend" => {
@@ -78,9 +106,55 @@ pub fn not_iterable(builtin: &str, text: &str) -> Option<String> {
         "sorted" => Some(format!(
             "sorted: for parameter iterable: got {kind}, want iterable"
         )),
+        "dict" => Some(format!("dict: got {kind}, want iterable")),
         "min" | "max" => Some(format!("{builtin}: {kind} value is not iterable")),
         _ => None,
     }
+}
+
+/// An argument of the wrong type, by the parameter's name in the
+/// interpreter's signature: Go numbers its parameters and names its types.
+fn wrong_argument(builtin: &str, text: &str) -> Option<String> {
+    let f = fields(
+        text,
+        &["Type of parameter ", " doesn't match, expected ", ", actual ", ""],
+    )?;
+    let actual = f[2].split_once(" (repr: ").map_or(f[2], |(kind, _)| kind);
+    match (builtin, f[0]) {
+        ("getattr" | "hasattr", "attr") => Some(format!(
+            "{builtin}: for parameter 2: got {actual}, want string"
+        )),
+        ("abs", "x") => Some(format!("got {actual}, want int or float")),
+        ("find" | "rfind" | "index" | "rindex" | "count", "needle") => Some(format!(
+            "{builtin}: for parameter 1: got {actual}, want string"
+        )),
+        ("join", "to_join") => Some(format!("join: in list, want string, got {actual}")),
+        ("startswith" | "endswith", "prefix" | "suffix") => Some(format!(
+            "{builtin}: got {actual}, want string or tuple of string"
+        )),
+        _ => None,
+    }
+}
+
+/// `min` and `max`: Go compares each element with the best so far (the
+/// interpreter names the two the other way round), and words an empty
+/// sequence its own way.
+fn min_max(builtin: &str, text: &str) -> Option<String> {
+    let op = match builtin {
+        "min" => "<",
+        "max" => ">",
+        _ => return None,
+    };
+    if text.starts_with("Argument is an empty iterable") {
+        return Some(format!("{builtin}: argument is an empty sequence"));
+    }
+    let f = fields(
+        text,
+        &["Operation ", " not supported for types ", " and ", ""],
+    )?;
+    ["compare", "cmp()", "<>"]
+        .contains(&f[0])
+        .then(|| format!("{builtin}: {} {op} {} not implemented", f[2], f[1]))
 }
 
 /// Go's words for the interpreter's message `text`, or `text` itself.
@@ -121,6 +195,16 @@ pub fn go_wording(text: &str) -> String {
         && is_repr(f[0])
     {
         return format!("key {} not in dict", f[0]);
+    }
+    // The one unpacking without a parameter name that expects a string:
+    // the left operand of `in` on a string.
+    if let Some(f) = fields(
+        text,
+        &["Type of parameters mismatch, expected ", ", actual ", ""],
+    ) && f[0] == "str"
+    {
+        let actual = f[1].split_once(" (repr: ").map_or(f[1], |(kind, _)| kind);
+        return format!("'in <string>' requires string as left operand, not {actual}");
     }
     if let Some(f) = fields(text, &["Value of type ", " is not hashable"]) {
         return format!("unhashable type: {}", f[0]);
@@ -208,6 +292,11 @@ mod tests {
                 "Operation `[::]` not supported on type `int`",
                 "invalid slice operand int",
             ),
+            (
+                // 1 in "abc"
+                "Type of parameters mismatch, expected `str`, actual `int (repr: 1)`",
+                "'in <string>' requires string as left operand, not int",
+            ),
             ("anything else", "anything else"),
         ];
         for (interpreter, go) in cases {
@@ -217,7 +306,7 @@ mod tests {
 
     #[test]
     fn a_builtin_given_a_non_iterable_is_worded_per_builtin() {
-        use super::not_iterable;
+        use super::builtin_wording as not_iterable;
         let text = "int value is not iterable";
         assert_eq!(
             not_iterable("list", text).as_deref(),
@@ -231,8 +320,99 @@ mod tests {
             not_iterable("min", text).as_deref(),
             Some("min: int value is not iterable")
         );
+        assert_eq!(
+            not_iterable("dict", text).as_deref(),
+            Some("dict: got int, want iterable")
+        );
         assert_eq!(not_iterable("zip", text), None);
         assert_eq!(not_iterable("list", "something else"), None);
+    }
+
+    /// Each expected text is go.starlark.net's answer to the call named.
+    #[test]
+    fn builtin_failures_get_go_words_per_builtin() {
+        use super::builtin_wording;
+        let cases = [
+            // getattr(1, 2)
+            (
+                "getattr",
+                "Type of parameter `attr` doesn't match, expected `str`, actual `int (repr: 2)`",
+                "getattr: for parameter 2: got int, want string",
+            ),
+            // abs("x")
+            (
+                "abs",
+                "Type of parameter `x` doesn't match, expected `float | int`, actual `string (repr: \"x\")`",
+                "got string, want int or float",
+            ),
+            // "abc".find(1)
+            (
+                "find",
+                "Type of parameter `needle` doesn't match, expected `str`, actual `int (repr: 1)`",
+                "find: for parameter 1: got int, want string",
+            ),
+            // "abc".startswith(1)
+            (
+                "startswith",
+                "Type of parameter `prefix` doesn't match, expected `str | tuple[str, ...]`, actual `int (repr: 1)`",
+                "startswith: got int, want string or tuple of string",
+            ),
+            // "a".join([1])
+            (
+                "join",
+                "Type of parameter `to_join` doesn't match, expected `str`, actual `int (repr: 1)`",
+                "join: in list, want string, got int",
+            ),
+            // min(1, "a"): Go compares the new element with the best so far.
+            (
+                "min",
+                "Operation `compare` not supported for types `int` and `string`",
+                "min: string < int not implemented",
+            ),
+            // max([1, "a"])
+            (
+                "max",
+                "Operation `compare` not supported for types `int` and `string`",
+                "max: string > int not implemented",
+            ),
+            // min([])
+            (
+                "min",
+                "Argument is an empty iterable, max() expect a non empty iterable",
+                "min: argument is an empty sequence",
+            ),
+            // "abc".rindex("z")
+            (
+                "rindex",
+                "Substring 'z' not found in 'abc'",
+                "rindex: substring not found",
+            ),
+            // "abc".rpartition("")
+            (
+                "rpartition",
+                "Empty separator cannot be used for partitioning",
+                "rpartition: empty separator",
+            ),
+            // getattr("abc", "nope"), getattr(struct(a=1), "x")
+            (
+                "getattr",
+                "Operation `.nope` not supported on type `string`",
+                "getattr: string has no .nope field or method",
+            ),
+            (
+                "getattr",
+                "Operation `.x` not supported on type `struct`",
+                "getattr: struct has no .x attribute",
+            ),
+        ];
+        for (builtin, interpreter, go) in cases {
+            assert_eq!(
+                builtin_wording(builtin, interpreter).as_deref(),
+                Some(go),
+                "{builtin}: {interpreter}"
+            );
+        }
+        assert_eq!(builtin_wording("len", "Substring 'z' not found in 'abc'"), None);
     }
 
     #[test]

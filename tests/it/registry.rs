@@ -87,9 +87,9 @@ const NAMESPACES: [(&str, &[&str]); 6] = [
 ];
 
 /// The Go dialect's `print`, `fail`, `str`, `repr`, `hash`, `int`,
-/// `float` and `range` replace the interpreter's own.
-const UNIVERSE_REPLACEMENTS: [&str; 8] = [
-    "print", "fail", "str", "repr", "hash", "int", "float", "range",
+/// `float`, `range` and `zip` replace the interpreter's own.
+const UNIVERSE_REPLACEMENTS: [&str; 9] = [
+    "print", "fail", "str", "repr", "hash", "int", "float", "range", "zip",
 ];
 
 #[test]
