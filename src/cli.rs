@@ -56,6 +56,11 @@ pub struct Cli {
     #[arg(long, env = "STARLARK_ISOLATION", default_value = "processes")]
     pub isolation: Isolation,
 
+    /// Seconds a worker process may stay idle before it exits (0: never);
+    /// the next request starts one again.
+    #[arg(long, env = "STARLARK_WORKER_IDLE_SECONDS", default_value_t = 60)]
+    pub worker_idle_seconds: u64,
+
     /// Seconds calls in flight get to finish after SIGTERM (keep it below
     /// the pod's terminationGracePeriodSeconds, 30 by default).
     #[arg(long, env = "STARLARK_SHUTDOWN_GRACE_SECONDS", default_value_t = 25)]

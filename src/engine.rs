@@ -54,9 +54,15 @@ impl Engine {
         Engine::Threads(threads::Pool::new(runtime))
     }
 
-    /// An engine of worker processes started from this executable.
-    pub fn processes(config: worker::Config) -> std::io::Result<Engine> {
-        Ok(Engine::Processes(processes::Pool::new(config)?))
+    /// An engine of worker processes started from this executable; a
+    /// worker idle for `retire_idle_after` exits (`None`: never).
+    pub fn processes(
+        config: worker::Config,
+        retire_idle_after: Option<std::time::Duration>,
+    ) -> std::io::Result<Engine> {
+        Ok(Engine::Processes(
+            processes::Pool::new(config)?.retire_idle_after(retire_idle_after),
+        ))
     }
 
     /// The limits every run has.

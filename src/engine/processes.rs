@@ -11,11 +11,15 @@
 //! once) when it has room, giving its fast slot to the next request. A
 //! demoted worker is retired after its run: an unprivileged process cannot
 //! raise its priority again.
+//!
+//! A worker left idle for [`Pool::retire_idle_after`] (60 s by default)
+//! exits, so a function nobody calls holds only the server's memory; the
+//! next request starts a worker again (a few milliseconds).
 
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -42,7 +46,12 @@ const NICEST: i32 = 19;
 struct Worker {
     child: Child,
     socket: UnixStream,
+    /// When it last finished a run (or started).
+    idle_since: Instant,
 }
+
+/// How long a worker may stay idle before it exits, unless set.
+pub const DEFAULT_IDLE_RETIREMENT: Duration = Duration::from_secs(60);
 
 /// The pool of worker processes.
 pub struct Pool {
@@ -52,7 +61,9 @@ pub struct Pool {
     limits: Limits,
     fast: Arc<Semaphore>,
     slow: Arc<Semaphore>,
-    idle: Mutex<Vec<Worker>>,
+    idle: Arc<Mutex<Vec<Worker>>>,
+    /// Idle workers older than this exit; `None` keeps them.
+    idle_retirement: Option<Duration>,
 }
 
 /// How a job sent to a worker ended.
@@ -79,8 +90,47 @@ impl Pool {
             slow: Arc::new(Semaphore::new(config.concurrency.max(1) * 2)),
             config,
             config_json,
-            idle: Mutex::new(Vec::new()),
+            idle: Arc::default(),
+            idle_retirement: Some(DEFAULT_IDLE_RETIREMENT),
         })
+    }
+
+    /// Lets workers idle for `after` exit (`None`: never).
+    #[must_use]
+    pub fn retire_idle_after(mut self, after: Option<Duration>) -> Pool {
+        self.idle_retirement = after.filter(|d| !d.is_zero());
+        self
+    }
+
+    /// Retires, every so often, the workers idle for longer than the
+    /// pool allows. Runs until the process ends.
+    fn start_retiring(&self) {
+        let Some(after) = self.idle_retirement else {
+            return;
+        };
+        let idle = Arc::downgrade(&self.idle);
+        let every = (after / 2).clamp(Duration::from_millis(100), Duration::from_secs(5));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(idle) = idle.upgrade() else { return };
+                let expired: Vec<Worker> = {
+                    let mut workers = idle.lock().expect("idle lock poisoned");
+                    let (old, fresh) = std::mem::take(&mut *workers)
+                        .into_iter()
+                        .partition(|w| w.idle_since.elapsed() >= after);
+                    *workers = fresh;
+                    old
+                };
+                drop(idle);
+                if !expired.is_empty() {
+                    tracing::debug!(workers = expired.len(), "idle workers exit");
+                }
+                for worker in expired {
+                    retire(worker).await;
+                }
+            }
+        });
     }
 
     /// The limits every run has.
@@ -91,6 +141,7 @@ impl Pool {
     /// Starts one worker and runs a trivial script on it, so that the
     /// first request finds a worker ready.
     pub async fn warm_up(&self) -> std::io::Result<()> {
+        self.start_retiring();
         let worker = self.spawn()?;
         self.idle.lock().expect("idle lock poisoned").push(worker);
         let answer = self
@@ -121,6 +172,7 @@ impl Pool {
         Ok(Worker {
             child,
             socket: UnixStream::from_std(ours)?,
+            idle_since: Instant::now(),
         })
     }
 
@@ -211,7 +263,8 @@ impl Pool {
 
     /// Keeps a worker for the next run, unless it was demoted or enough
     /// workers are already idle.
-    async fn release(&self, worker: Worker, demoted: bool) {
+    async fn release(&self, mut worker: Worker, demoted: bool) {
+        worker.idle_since = Instant::now();
         let kept = if demoted {
             Some(worker)
         } else {
@@ -231,6 +284,11 @@ impl Pool {
     /// The configuration workers are started with.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// How many workers are idle now.
+    pub fn idle_workers(&self) -> usize {
+        self.idle.lock().expect("idle lock poisoned").len()
     }
 }
 

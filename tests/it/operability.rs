@@ -514,3 +514,42 @@ fn sigterm_lets_calls_in_flight_finish_then_exits_zero() {
         "within the grace period"
     );
 }
+
+/// The server's worker processes now.
+fn workers(server: &Logged) -> usize {
+    support::tree(server.child.id()).len() - 1
+}
+
+#[test]
+fn idle_workers_exit_and_the_next_request_starts_one() {
+    let server = start(&["--worker-idle-seconds", "1"]);
+    assert!(workers(&server) >= 1, "a worker answered the first request");
+    let until = Instant::now() + Duration::from_secs(10);
+    while workers(&server) > 0 {
+        assert!(
+            Instant::now() < until,
+            "idle workers still run 10 s after their last request"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let rsp = send(&server.address, request("x = 1\n", &Value::Null, Vec::new()))
+        .expect("an answer once the workers have gone");
+    assert_eq!(fatal(&rsp), None);
+    assert!(workers(&server) >= 1, "the request started a worker");
+}
+
+#[test]
+fn workers_stay_while_requests_keep_coming() {
+    let server = start(&["--worker-idle-seconds", "2"]);
+    let first = support::tree(server.child.id());
+    for _ in 0..8 {
+        std::thread::sleep(Duration::from_millis(500));
+        send(&server.address, request("x = 1\n", &Value::Null, Vec::new()))
+            .expect("an answer");
+    }
+    let last = support::tree(server.child.id());
+    assert!(
+        first[1..].iter().any(|pid| last.contains(pid)),
+        "the worker serving a request every 0.5 s was still retired after 2 s: {first:?} then {last:?}"
+    );
+}
