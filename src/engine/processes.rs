@@ -51,7 +51,7 @@ struct Worker {
 }
 
 /// How long a worker may stay idle before it exits, unless set.
-pub const DEFAULT_IDLE_RETIREMENT: Duration = Duration::from_secs(60);
+pub const DEFAULT_IDLE_RETIREMENT: Duration = Duration::from_mins(1);
 
 /// The pool of worker processes.
 pub struct Pool {
