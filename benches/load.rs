@@ -6,13 +6,18 @@
 //! requests per second, idle and peak RSS per workload at concurrency 1
 //! and 16. With `PEER=<binary>` the same runs against another function
 //! binary (started with `--insecure --address`) in the same run, and a
-//! second table gives the ratios this / peer.
+//! second table gives the ratios this / peer. First, a no-op gRPC server
+//! in this process (tonic, as this function's) is measured the same way:
+//! the transport floor no function can go below on this machine.
 //!
 //! Environment: `BENCH_SECONDS` (per workload and concurrency, default 3),
 //! `BENCH_ONLY` (a comma-separated list of workload names),
 //! `BENCH_CONCURRENCY` (default `1,16`), `THIS` (another build of this
-//! function, such as `target/profiling/function-starlark`), `BENCH_ARGS`
-//! (extra flags for this function, such as `--isolation threads`).
+//! function, such as the shipped static one,
+//! `target/x86_64-unknown-linux-musl/release/function-starlark`), `BENCH_ARGS`
+//! (extra flags for this function, such as `--isolation threads`),
+//! `BENCH_SETTLE` (seconds to wait after the load before reading memory
+//! once more; idle workers exit after 60 s).
 
 // Latencies and sizes become ratios and percentiles: float arithmetic on
 // counts far below 2^52.
@@ -32,7 +37,7 @@ use bytes::Bytes;
 use function_sdk_rust::proto::v1::{RunFunctionResponse, Severity};
 use prost::Message;
 use serde_json::{Value, json};
-use support::{Sampler, Server, call, connect, memory_kib, mib, ms, request, runtime, start};
+use support::{Sampler, call, connect, memory_kib, mib, ms, request, runtime, start};
 
 /// One request shape.
 struct Workload {
@@ -194,12 +199,12 @@ struct Sample {
     errors: usize,
 }
 
-fn measure(server: &Server, request: &Bytes, concurrency: usize, seconds: f64) -> Sample {
+fn measure(address: &str, request: &Bytes, concurrency: usize, seconds: f64) -> Sample {
     // A client runtime of its own, on one thread: the client must not take
     // a second core from the server.
     let rt = runtime();
     rt.block_on(async {
-        let channel = connect(&server.address)
+        let channel = connect(address)
             .await
             .expect("the server accepts connections");
         // Warm up: caches, connections, allocator.
@@ -249,6 +254,75 @@ fn measure(server: &Server, request: &Bytes, concurrency: usize, seconds: f64) -
     })
 }
 
+/// A gRPC server on tonic, as this function's, that answers RunFunction at
+/// once with an empty response: what the transport and the client cost
+/// before any function does anything. Runs on two threads in this process.
+mod noop {
+    use std::convert::Infallible;
+    use std::future::{Ready, ready};
+    use std::task::{Context, Poll};
+
+    use bytes::Bytes;
+    use tonic::codegen::{Body, BoxFuture, Service, StdError, http};
+    use tonic::server::{Grpc, NamedService, UnaryService};
+
+    use super::support::{RawCodec, free_port};
+
+    #[derive(Clone)]
+    struct Noop;
+
+    impl NamedService for Noop {
+        const NAME: &'static str = "apiextensions.fn.proto.v1.FunctionRunnerService";
+    }
+
+    struct Answer;
+
+    impl UnaryService<Bytes> for Answer {
+        type Response = Bytes;
+        type Future = Ready<Result<tonic::Response<Bytes>, tonic::Status>>;
+        fn call(&mut self, _: tonic::Request<Bytes>) -> Self::Future {
+            ready(Ok(tonic::Response::new(Bytes::new())))
+        }
+    }
+
+    impl<B> Service<http::Request<B>> for Noop
+    where
+        B: Body + Send + 'static,
+        B::Error: Into<StdError> + Send + 'static,
+    {
+        type Response = http::Response<tonic::body::Body>;
+        type Error = Infallible;
+        type Future = BoxFuture<Self::Response, Self::Error>;
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+        fn call(&mut self, request: http::Request<B>) -> Self::Future {
+            Box::pin(async move { Ok(Grpc::new(RawCodec).unary(Answer, request).await) })
+        }
+    }
+
+    /// Starts the server; its address.
+    pub fn start() -> String {
+        let address = format!("127.0.0.1:{}", free_port());
+        let bind = address.parse().expect("a loopback address");
+        std::thread::spawn(move || {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("a tokio runtime")
+                .block_on(
+                    tonic::transport::Server::builder()
+                        .add_service(Noop)
+                        .serve(bind),
+                )
+                .expect("the no-op server serves");
+        });
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        address
+    }
+}
+
 /// Every measurement of one server.
 struct Report {
     started_in: Duration,
@@ -256,6 +330,8 @@ struct Report {
     idle: (u64, u64),
     /// The largest `(RSS, PSS)` sampled while loaded, in KiB.
     peak: (u64, u64),
+    /// `(RSS, PSS)` after `BENCH_SETTLE` idle seconds following the load.
+    settled: Option<(u64, u64)>,
     samples: Vec<(String, usize, Sample)>,
 }
 
@@ -299,7 +375,7 @@ fn bench(
     let mut samples = Vec::new();
     for w in workloads {
         for &c in levels {
-            let sample = measure(&server, &w.request, c, seconds);
+            let sample = measure(&server.address, &w.request, c, seconds);
             eprintln!(
                 "  {:<24} c={c:<3} p50 {:>9.3} ms  p99 {:>9.3} ms  {:>8.0} req/s{}",
                 w.name,
@@ -316,10 +392,19 @@ fn bench(
         }
     }
     let peak = memory.peaks();
+    let settled = std::env::var("BENCH_SETTLE")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .map(|seconds| {
+            eprintln!("  idle for {seconds} s");
+            std::thread::sleep(Duration::from_secs_f64(seconds));
+            memory_kib(server.child.id())
+        });
     Report {
         started_in: server.started_in,
         idle,
         peak,
+        settled,
         samples,
     }
 }
@@ -347,6 +432,20 @@ fn main() {
                 .is_none_or(|o| o.split(',').any(|n| w.name.starts_with(n.trim())))
         })
         .collect();
+    let floor_request = request("x = 1\n", &Value::Null, Vec::new());
+    let noop = noop::start();
+    let transport: Vec<(usize, Sample)> = levels
+        .iter()
+        .map(|&c| (c, measure(&noop, &floor_request, c, seconds)))
+        .collect();
+    for (c, s) in &transport {
+        eprintln!(
+            "  no-op server             c={c:<3} p50 {:>9.3} ms  p99 {:>9.3} ms  {:>8.0} req/s",
+            ms(s.p50),
+            ms(s.p99),
+            s.rps
+        );
+    }
     let ours = support::this_binary();
     eprintln!("this function: {}", ours.display());
     let this = bench(&ours, &support::our_args(), &workloads, &levels, seconds);
@@ -355,10 +454,10 @@ fn main() {
         eprintln!("peer: {}", p.display());
         bench(&p, &[], &workloads, &levels, seconds)
     });
-    print_table(&this, peer.as_ref());
+    print_table(&this, peer.as_ref(), &transport);
 }
 
-fn print_table(this: &Report, peer: Option<&Report>) {
+fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample)]) {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -401,6 +500,19 @@ fn print_table(this: &Report, peer: Option<&Report>) {
         }
         out.push('\n');
     }
+    for (c, s) in transport {
+        let _ = write!(
+            out,
+            "| no-op server (transport floor) | {c} | {:.3} | {:.3} | {:.0} |",
+            ms(s.p50),
+            ms(s.p99),
+            s.rps
+        );
+        if peer.is_some() {
+            out.push_str(" | | | | | |");
+        }
+        out.push('\n');
+    }
     let _ = writeln!(
         out,
         "\n| process | exec to first answer | idle RSS MiB | idle PSS MiB | peak RSS MiB | peak PSS MiB |"
@@ -429,6 +541,18 @@ fn print_table(this: &Report, peer: Option<&Report>) {
             ratio(this.idle.1, peer.idle.1),
             ratio(this.peak.0, peer.peak.0),
             ratio(this.peak.1, peer.peak.1)
+        );
+    }
+    let settled = |r: &Report| {
+        r.settled
+            .map_or_else(String::new, |(rss, pss)| format!("{:.1} / {:.1}", mib(rss), mib(pss)))
+    };
+    if this.settled.is_some() {
+        let _ = writeln!(
+            out,
+            "\nRSS / PSS MiB after BENCH_SETTLE idle seconds: this {}{}",
+            settled(this),
+            peer.map_or_else(String::new, |p| format!(", peer {}", settled(p)))
         );
     }
     let _ = writeln!(
