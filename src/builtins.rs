@@ -58,7 +58,26 @@ pub const EXTENSIONS: &[LibraryExtension] = &[LibraryExtension::SetType];
 
 /// The run's context, which every builtin records into.
 pub(crate) fn context<'a>(eval: &'a Evaluator) -> anyhow::Result<&'a Context> {
-    eval.extra
+    let ctx = eval
+        .extra
         .and_then(|extra| extra.downcast_ref::<Context>())
-        .ok_or_else(|| anyhow!("this builtin is only available while a RunFunction request runs"))
+        .ok_or_else(|| {
+            anyhow!("this builtin is only available while a RunFunction request runs")
+        })?;
+    ctx.touched.set(ctx.touched.get() + 1);
+    Ok(ctx)
 }
+
+/// The builtins that read the request through the running module's
+/// original request globals rather than through [`context`]: a module
+/// that names none of them, nor a request global, cannot see the request
+/// except through [`context`].
+pub const MODULE_READERS: [&str; 7] = [
+    "get_observed",
+    "is_observed",
+    "observed_body",
+    "get_condition",
+    "get_extra_resource",
+    "get_extra_resources",
+    "set_xr_status",
+];

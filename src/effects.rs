@@ -220,6 +220,10 @@ pub struct Context {
     pub load_failed: Cell<bool>,
     /// Why the interpreter was stopped, once a budget stopped it.
     pub stopped: Cell<Option<Stopped>>,
+    /// How many times a builtin reached this context: a module whose
+    /// top level never does is independent of the request (see
+    /// `engine::loading`).
+    pub touched: Cell<u64>,
 }
 
 impl Context {
@@ -237,6 +241,7 @@ impl Context {
             load_failed: Cell::default(),
             prints: RefCell::default(),
             stopped: Cell::default(),
+            touched: Cell::default(),
         }
     }
 

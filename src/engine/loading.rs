@@ -2,6 +2,15 @@
 //! before evaluation, each in its own evaluator with its own step budget,
 //! seeing the request's globals. Also the expansion of star and namespace
 //! imports, which needs a module's exports before its importer compiles.
+//!
+//! A module that cannot see the request is evaluated once per distinct
+//! content and kept by the runtime: one that names no request global and
+//! none of the builtins that read them ([`crate::builtins::MODULE_READERS`]),
+//! loads only such modules and has no star import, and whose top level
+//! never reached the request context (no `Resource`, `print`, ... while it
+//! ran). Such a module runs without the request globals bound, so its
+//! values hold nothing of the request. Its fingerprint covers its own
+//! source and, in order, those of everything it loads.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -80,7 +89,48 @@ impl<'a> RequestLoader<'a> {
         result
     }
 
+    /// The fingerprint of `key` if it is a module that cannot see the
+    /// request (see the module documentation), with what it loads.
+    fn pure_fingerprint(&self, key: &str, visiting: &mut Vec<String>) -> Option<[u8; 32]> {
+        if visiting.iter().any(|k| k == key) {
+            return None;
+        }
+        let source = self.sources.get(key).ok()?;
+        if source.contains("\"*\"") || source.contains("'*'") || names_the_request(source) {
+            return None;
+        }
+        let (compiled, _) = self
+            .runtime
+            .compile(&Script {
+                filename: key.to_owned(),
+                source: source.to_owned(),
+            })
+            .ok()?;
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(key.as_bytes());
+        hasher.update(&[0]);
+        hasher.update(source.as_bytes());
+        visiting.push(key.to_owned());
+        for load in compiled.ast.loads() {
+            let target = classify(load.module_id, key, self.sources.default_registry()).ok()?;
+            let dependency = self.pure_fingerprint(target.key(), visiting)?;
+            hasher.update(&dependency);
+        }
+        visiting.pop();
+        Some(*hasher.finalize().as_bytes())
+    }
+
     fn execute(&self, key: &str) -> Result<FrozenModule, String> {
+        let pure = self.pure_fingerprint(key, &mut Vec::new());
+        if let Some(fingerprint) = &pure
+            && let Some(module) = self.runtime.pure_module(fingerprint)
+        {
+            self.ctx
+                .compilations
+                .borrow_mut()
+                .push((key.to_owned(), true));
+            return Ok(module);
+        }
         let source = self.sources.get(key)?;
         let source = self
             .expand_stars(key, source)
@@ -96,8 +146,11 @@ impl<'a> RequestLoader<'a> {
             )
             .map_err(|e| format!("compiling module {key}: {e}"))?;
         let fatal_before = self.ctx.effects.fatal.borrow().is_some();
+        let touched = self.ctx.touched.get();
         Module::with_temp_heap(|module| {
-            self.shared.bind_module(&module);
+            if pure.is_none() {
+                self.shared.bind_module(&module);
+            }
             let caller = self.for_caller(key);
             let result = {
                 let mut eval = Evaluator::new(&module);
@@ -137,9 +190,15 @@ impl<'a> RequestLoader<'a> {
                     other => other.to_string(),
                 });
             }
-            module
+            let frozen = module
                 .freeze()
-                .map_err(|e| format!("error in module {key}: {e:?}"))
+                .map_err(|e| format!("error in module {key}: {e:?}"))?;
+            if let Some(fingerprint) = pure
+                && self.ctx.touched.get() == touched
+            {
+                self.runtime.keep_pure_module(fingerprint, frozen.clone());
+            }
+            Ok(frozen)
         })
     }
 
@@ -226,6 +285,21 @@ impl<'a> RequestLoader<'a> {
         }
         Ok(apply_edits(source, &edits))
     }
+}
+
+/// Whether `source` names a request global or a builtin that reads them,
+/// as a whole word anywhere (in a comment or string too, which only makes
+/// the answer cautious).
+fn names_the_request(source: &str) -> bool {
+    REQUEST_GLOBALS
+        .iter()
+        .chain(crate::builtins::MODULE_READERS.iter())
+        .any(|name| {
+            source.match_indices(name).any(|(at, _)| {
+                let word = |c: char| c.is_alphanumeric() || c == '_';
+                !source[..at].ends_with(word) && !source[at + name.len()..].starts_with(word)
+            })
+        })
 }
 
 /// A module's exports: its public globals, without the request globals
@@ -327,7 +401,9 @@ impl FileLoader for CallerLoader<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{apply_edits, statement_bounds};
+    use std::sync::atomic::AtomicBool;
+
+    use super::{Script, apply_edits, names_the_request, statement_bounds};
 
     #[test]
     fn edits_keep_the_line_numbers_of_what_follows() {
@@ -345,5 +421,63 @@ mod tests {
         let at = source.find("'m(").unwrap();
         let (from, to) = statement_bounds(source, at).unwrap();
         assert_eq!(&source[from..to], "load('m(1).star', a = '*')");
+    }
+
+    /// Runs `main` with inline `modules` on `runtime`; how many modules the
+    /// runtime keeps afterwards.
+    fn kept_after(runtime: &super::Runtime, main: &str, modules: &[(&str, &str)]) -> usize {
+        let sources = crate::loader::Sources::inline(
+            modules
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        );
+        let script = Script {
+            filename: "main.star".to_owned(),
+            source: main.to_owned(),
+        };
+        let run = runtime.run_blocking(
+            &script,
+            &sources,
+            std::sync::Arc::default(),
+            &AtomicBool::new(false),
+        );
+        assert!(
+            matches!(run.outcome, super::super::runtime::Outcome::Completed { .. }),
+            "the script runs"
+        );
+        runtime
+            .pure_modules
+            .lock()
+            .expect("module cache lock poisoned")
+            .len()
+    }
+
+    #[test]
+    fn only_modules_that_cannot_see_the_request_are_kept() {
+        use super::super::runtime::{Limits, Runtime};
+        let runtime = Runtime::new(Limits::default(), 8);
+        let main = "load('pure.star', 'f')\nload('reader.star', 'g')\nload('effect.star', 'h')\nload('above.star', 'k')\nx = f(1) + g() + h() + k()\n";
+        let modules = [
+            ("pure.star", "N = 2\ndef f(x):\n    return x * N\n"),
+            ("reader.star", "def g():\n    return len(observed)\n"),
+            ("effect.star", "print('loaded')\ndef h():\n    return 1\n"),
+            ("above.star", "load('reader.star', 'g')\ndef k():\n    return g()\n"),
+        ];
+        assert_eq!(kept_after(&runtime, main, &modules), 1, "only pure.star");
+        // Kept, not evaluated again: the same one entry after a second run.
+        assert_eq!(kept_after(&runtime, main, &modules), 1);
+        // Another content is another module.
+        let changed = [("pure.star", "N = 3\ndef f(x):\n    return x * N\n")];
+        assert_eq!(kept_after(&runtime, "load('pure.star', 'f')\nx = f(1)\n", &changed), 2);
+    }
+
+    #[test]
+    fn a_request_name_anywhere_makes_a_module_request_dependent() {
+        assert!(names_the_request("x = oxr.spec\n"));
+        assert!(names_the_request("def f():\n    return get_observed('a')\n"));
+        assert!(names_the_request("# reads context\n"));
+        assert!(!names_the_request("oxr_name = 1\nmy_context = 2\n"));
+        assert!(!names_the_request("def f(x):\n    return x\n"));
     }
 }

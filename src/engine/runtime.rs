@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use function_sdk_rust::proto::v1::RunFunctionRequest;
 use pbjson_types::Struct;
-use starlark::environment::{Globals, GlobalsBuilder, Module};
+use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, Module};
 use starlark::eval::Evaluator;
 use starlark::syntax::{AstModule, Dialect};
 
@@ -126,11 +126,17 @@ impl crate::cache::Weight for Arc<Compiled> {
     }
 }
 
+/// How many request-independent modules a runtime keeps evaluated.
+const PURE_MODULES: usize = 64;
+
 /// The shared runtime: one per process.
 pub struct Runtime {
     pub(crate) globals: Globals,
     dialect: Dialect,
     cache: Mutex<Bounded<Arc<Compiled>>>,
+    /// Loaded modules that cannot see the request, evaluated once per
+    /// distinct content (with what they load); see `loading`.
+    pub(crate) pure_modules: Mutex<lru::LruCache<[u8; 32], FrozenModule>>,
     limits: Limits,
 }
 
@@ -161,8 +167,28 @@ impl Runtime {
             globals: builder.build(),
             dialect: crate::syntax::dialect(),
             cache: Mutex::new(Bounded::new(cache_entries.max(1), MAX_CACHED_SCRIPT_BYTES)),
+            pure_modules: Mutex::new(lru::LruCache::new(
+                NonZeroUsize::new(PURE_MODULES).expect("a positive size"),
+            )),
             limits,
         }
+    }
+
+    /// The evaluated request-independent module of this fingerprint.
+    pub(crate) fn pure_module(&self, fingerprint: &[u8; 32]) -> Option<FrozenModule> {
+        self.pure_modules
+            .lock()
+            .expect("module cache lock poisoned")
+            .get(fingerprint)
+            .cloned()
+    }
+
+    /// Keeps an evaluated request-independent module.
+    pub(crate) fn keep_pure_module(&self, fingerprint: [u8; 32], module: FrozenModule) {
+        self.pure_modules
+            .lock()
+            .expect("module cache lock poisoned")
+            .put(fingerprint, module);
     }
 
     /// The limits every run has.

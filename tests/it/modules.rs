@@ -353,3 +353,79 @@ fn a_module_may_export_assert() {
         common::fatal(&rsp)
     );
 }
+
+/// Two requests to one function (one runtime, so one module cache), whose
+/// XRs differ in `spec.region`; the status each script wrote.
+fn twice_on_one_function(spec: &Value) -> [Value; 2] {
+    let function = common::function();
+    ["eu-west-1", "us-east-2"].map(|region| {
+        let mut req = common::request(&format!(
+            "observed:\n  composite:\n    resource:\n      apiVersion: example.org/v1\n      kind: XR\n      metadata: {{name: xr}}\n      spec: {{region: {region}}}\n"
+        ));
+        req.input = Some(common::to_struct(&json!({ "spec": spec })));
+        let rsp = common::json(&common::handle(&function, req));
+        status(&rsp).clone()
+    })
+}
+
+#[test]
+fn modules_kept_between_requests_never_show_an_earlier_request() {
+    // reader.star reads the XR at its top level and in a function;
+    // wrapper.star names nothing of the request but loads reader.star;
+    // plain.star cannot see the request and is kept between requests.
+    let spec = json!({
+        "source": "load('reader.star', 'REGION', 'region')\nload('wrapper.star', 'WRAPPED')\nload('plain.star', 'twice')\ndxr['status'] = {'top': REGION, 'call': region(), 'wrapped': WRAPPED, 'plain': twice(21)}\n",
+        "modules": {
+            "reader.star": "REGION = oxr.spec.region\ndef region():\n    return oxr['spec']['region']\n",
+            "wrapper.star": "load('reader.star', 'REGION')\nWRAPPED = 'in ' + REGION\n",
+            "plain.star": "def twice(x):\n    return 2 * x\n",
+        },
+    });
+    let [first, second] = twice_on_one_function(&spec);
+    assert_eq!(
+        first,
+        json!({"top": "eu-west-1", "call": "eu-west-1", "wrapped": "in eu-west-1", "plain": 42.0})
+    );
+    assert_eq!(
+        second,
+        json!({"top": "us-east-2", "call": "us-east-2", "wrapped": "in us-east-2", "plain": 42.0})
+    );
+}
+
+#[test]
+fn a_module_whose_top_level_acts_acts_on_every_request() {
+    // No request global is named, but the top level records into the
+    // response: every request must get the resource and the condition.
+    let spec = json!({
+        "source": "load('acts.star', 'N')\ndxr['status'] = {'n': N}\n",
+        "modules": {
+            "acts.star": "Resource('cm', {'apiVersion': 'v1', 'kind': 'ConfigMap'})\nset_condition('Loaded', 'True', 'Loaded', 'acts.star ran')\nN = 1\n",
+        },
+    });
+    let function = common::function();
+    for _ in 0..2 {
+        let mut req = common::request("meta: {tag: t}");
+        req.input = Some(common::to_struct(&json!({ "spec": spec })));
+        let rsp = common::json(&common::handle(&function, req));
+        assert_eq!(status(&rsp)["n"], 1.0);
+        assert!(
+            rsp["desired"]["resources"]["cm"].is_object(),
+            "the module's resource on every request: {rsp}"
+        );
+        assert_eq!(rsp["conditions"][0]["type"], "Loaded");
+    }
+}
+
+#[test]
+fn a_module_kept_between_requests_is_replaced_when_its_content_changes() {
+    let function = common::function();
+    for (body, want) in [("2 * x", 42.0), ("3 * x", 63.0), ("2 * x", 42.0)] {
+        let mut req = common::request("meta: {tag: t}");
+        req.input = Some(common::to_struct(&json!({"spec": {
+            "source": "load('m.star', 'f')\ndxr['status'] = {'v': f(21)}\n",
+            "modules": {"m.star": format!("def f(x):\n    return {body}\n")},
+        }})));
+        let rsp = common::json(&common::handle(&function, req));
+        assert_eq!(status(&rsp)["v"], want, "m.star returning {body}");
+    }
+}

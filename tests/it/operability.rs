@@ -532,24 +532,43 @@ fn idle_workers_exit_and_the_next_request_starts_one() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    // Only a worker answers: the answer shows one was started for it.
     let rsp = send(&server.address, request("x = 1\n", &Value::Null, Vec::new()))
         .expect("an answer once the workers have gone");
     assert_eq!(fatal(&rsp), None);
-    assert!(workers(&server) >= 1, "the request started a worker");
 }
 
 #[test]
 fn workers_stay_while_requests_keep_coming() {
+    // Requests one at a time, every 0.5 s for 4 s, against a 2 s idle
+    // retirement: one worker serves them all. A request slower than 100 ms
+    // (a loaded machine) demotes its worker, which is then replaced for
+    // that reason; such an attempt proves nothing and is tried again.
     let server = start(&["--worker-idle-seconds", "2"]);
-    let first = support::tree(server.child.id());
-    for _ in 0..8 {
-        std::thread::sleep(Duration::from_millis(500));
-        send(&server.address, request("x = 1\n", &Value::Null, Vec::new()))
-            .expect("an answer");
+    for _ in 0..3 {
+        let until = Instant::now() + Duration::from_secs(10);
+        while workers(&server) > 0 {
+            assert!(Instant::now() < until, "idle workers did not exit");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let mut seen = Vec::new();
+        let mut slow = false;
+        for _ in 0..8 {
+            let sent = Instant::now();
+            send(&server.address, request("x = 1\n", &Value::Null, Vec::new()))
+                .expect("an answer");
+            slow |= sent.elapsed() >= Duration::from_millis(90);
+            seen.push(support::tree(server.child.id())[1..].to_vec());
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        if slow {
+            continue;
+        }
+        assert!(
+            seen.windows(2).all(|w| w[0] == w[1]),
+            "the worker serving a request every 0.5 s was replaced: {seen:?}"
+        );
+        return;
     }
-    let last = support::tree(server.child.id());
-    assert!(
-        first[1..].iter().any(|pid| last.contains(pid)),
-        "the worker serving a request every 0.5 s was still retired after 2 s: {first:?} then {last:?}"
-    );
+    panic!("every attempt had a request slower than 90 ms: the machine is too loaded to tell");
 }
