@@ -544,8 +544,9 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
         );
     }
     let settled = |r: &Report| {
-        r.settled
-            .map_or_else(String::new, |(rss, pss)| format!("{:.1} / {:.1}", mib(rss), mib(pss)))
+        r.settled.map_or_else(String::new, |(rss, pss)| {
+            format!("{:.1} / {:.1}", mib(rss), mib(pss))
+        })
     };
     if this.settled.is_some() {
         let _ = writeln!(

@@ -87,13 +87,11 @@ pub async fn serve(cli: Cli) -> Result<(), ServeError> {
     let grpc_metrics = GrpcMetrics::register(&mut registry);
     let limits = cli.limits();
     let engine = match cli.isolation {
-        Isolation::Processes => {
-            Engine::processes(
-                worker::Config::new(&limits, cli.cache_size, cli.sdk.debug),
-                Some(Duration::from_secs(cli.worker_idle_seconds)),
-            )
-            .map_err(ServeError::Workers)?
-        }
+        Isolation::Processes => Engine::processes(
+            worker::Config::new(&limits, cli.cache_size, cli.sdk.debug),
+            Some(Duration::from_secs(cli.worker_idle_seconds)),
+        )
+        .map_err(ServeError::Workers)?,
         Isolation::Threads => Engine::threads(Arc::new(Runtime::new(limits, cli.cache_size))),
     };
     let engine = Arc::new(engine);

@@ -7,10 +7,10 @@ use starlark::environment::GlobalsBuilder;
 use starlark::eval::Evaluator;
 use starlark::starlark_module;
 use starlark::values::bytes::StarlarkBytes;
-use starlark::values::none::NoneType;
-use starlark::values::tuple::UnpackTuple;
 use starlark::values::list::AllocList;
+use starlark::values::none::NoneType;
 use starlark::values::tuple::AllocTuple;
+use starlark::values::tuple::UnpackTuple;
 use starlark::values::{Heap, Value, ValueLike};
 
 use crate::values::structs::Record;

@@ -443,7 +443,10 @@ mod tests {
             &AtomicBool::new(false),
         );
         assert!(
-            matches!(run.outcome, super::super::runtime::Outcome::Completed { .. }),
+            matches!(
+                run.outcome,
+                super::super::runtime::Outcome::Completed { .. }
+            ),
             "the script runs"
         );
         runtime
@@ -462,20 +465,28 @@ mod tests {
             ("pure.star", "N = 2\ndef f(x):\n    return x * N\n"),
             ("reader.star", "def g():\n    return len(observed)\n"),
             ("effect.star", "print('loaded')\ndef h():\n    return 1\n"),
-            ("above.star", "load('reader.star', 'g')\ndef k():\n    return g()\n"),
+            (
+                "above.star",
+                "load('reader.star', 'g')\ndef k():\n    return g()\n",
+            ),
         ];
         assert_eq!(kept_after(&runtime, main, &modules), 1, "only pure.star");
         // Kept, not evaluated again: the same one entry after a second run.
         assert_eq!(kept_after(&runtime, main, &modules), 1);
         // Another content is another module.
         let changed = [("pure.star", "N = 3\ndef f(x):\n    return x * N\n")];
-        assert_eq!(kept_after(&runtime, "load('pure.star', 'f')\nx = f(1)\n", &changed), 2);
+        assert_eq!(
+            kept_after(&runtime, "load('pure.star', 'f')\nx = f(1)\n", &changed),
+            2
+        );
     }
 
     #[test]
     fn a_request_name_anywhere_makes_a_module_request_dependent() {
         assert!(names_the_request("x = oxr.spec\n"));
-        assert!(names_the_request("def f():\n    return get_observed('a')\n"));
+        assert!(names_the_request(
+            "def f():\n    return get_observed('a')\n"
+        ));
         assert!(names_the_request("# reads context\n"));
         assert!(!names_the_request("oxr_name = 1\nmy_context = 2\n"));
         assert!(!names_the_request("def f(x):\n    return x\n"));

@@ -117,7 +117,12 @@ fn not_iterable(builtin: &str, text: &str) -> Option<String> {
 fn wrong_argument(builtin: &str, text: &str) -> Option<String> {
     let f = fields(
         text,
-        &["Type of parameter ", " doesn't match, expected ", ", actual ", ""],
+        &[
+            "Type of parameter ",
+            " doesn't match, expected ",
+            ", actual ",
+            "",
+        ],
     )?;
     let actual = f[2].split_once(" (repr: ").map_or(f[2], |(kind, _)| kind);
     match (builtin, f[0]) {
@@ -412,7 +417,10 @@ mod tests {
                 "{builtin}: {interpreter}"
             );
         }
-        assert_eq!(builtin_wording("len", "Substring 'z' not found in 'abc'"), None);
+        assert_eq!(
+            builtin_wording("len", "Substring 'z' not found in 'abc'"),
+            None
+        );
     }
 
     #[test]

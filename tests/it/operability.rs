@@ -533,8 +533,11 @@ fn idle_workers_exit_and_the_next_request_starts_one() {
         std::thread::sleep(Duration::from_millis(100));
     }
     // Only a worker answers: the answer shows one was started for it.
-    let rsp = send(&server.address, request("x = 1\n", &Value::Null, Vec::new()))
-        .expect("an answer once the workers have gone");
+    let rsp = send(
+        &server.address,
+        request("x = 1\n", &Value::Null, Vec::new()),
+    )
+    .expect("an answer once the workers have gone");
     assert_eq!(fatal(&rsp), None);
 }
 
@@ -555,8 +558,11 @@ fn workers_stay_while_requests_keep_coming() {
         let mut slow = false;
         for _ in 0..8 {
             let sent = Instant::now();
-            send(&server.address, request("x = 1\n", &Value::Null, Vec::new()))
-                .expect("an answer");
+            send(
+                &server.address,
+                request("x = 1\n", &Value::Null, Vec::new()),
+            )
+            .expect("an answer");
             slow |= sent.elapsed() >= Duration::from_millis(90);
             seen.push(support::tree(server.child.id())[1..].to_vec());
             std::thread::sleep(Duration::from_millis(500));
