@@ -32,13 +32,20 @@ const UNARY: [&str; 3] = ["-", "+", "~"];
 /// `text` (``Operation `compare` not supported for types `A` and `B` ``,
 /// also spelled `cmp()` and `<>`), naming the types that did not compare.
 pub fn comparison_wording(text: &str, op: &str) -> Option<String> {
+    let (a, b) = uncomparable(text)?;
+    Some(format!("{a} {op} {b} not implemented"))
+}
+
+/// The two types of a failed comparison's interpreter message, in its
+/// order.
+fn uncomparable(text: &str) -> Option<(&str, &str)> {
     let f = fields(
         text,
         &["Operation ", " not supported for types ", " and ", ""],
     )?;
     ["compare", "cmp()", "<>"]
         .contains(&f[0])
-        .then(|| format!("{} {op} {} not implemented", f[1], f[2]))
+        .then(|| (f[1], f[2]))
 }
 
 /// The fields between backticks of `text`, when `text` is exactly
@@ -153,13 +160,8 @@ fn min_max(builtin: &str, text: &str) -> Option<String> {
     if text.starts_with("Argument is an empty iterable") {
         return Some(format!("{builtin}: argument is an empty sequence"));
     }
-    let f = fields(
-        text,
-        &["Operation ", " not supported for types ", " and ", ""],
-    )?;
-    ["compare", "cmp()", "<>"]
-        .contains(&f[0])
-        .then(|| format!("{builtin}: {} {op} {} not implemented", f[2], f[1]))
+    let (best, element) = uncomparable(text)?;
+    Some(format!("{builtin}: {element} {op} {best} not implemented"))
 }
 
 /// Go's words for the interpreter's message `text`, or `text` itself.
