@@ -6,9 +6,9 @@
 //! What counts against the budget depends on where the run is:
 //! - in a worker process ([`Meter::start`] with `whole_process`), the
 //!   process's resident memory above what it held when the run started:
-//!   what the run really touched, but never more than the counted bytes
-//!   (the allocator keeps freed memory resident for reuse; that memory is
-//!   no longer the run's). Counted bytes run ahead of it (the
+//!   what the run really touched, and what the pod's memory limit sees
+//!   (memory the allocator keeps resident after a free, for reuse,
+//!   included). Counted bytes run ahead of it (the
 //!   interpreter's arena grows by doubling, and most of a new chunk stays
 //!   untouched for a while), so they only serve as the hard stop: an
 //!   allocation that takes them past twice the budget never happens. The
@@ -207,13 +207,7 @@ impl Meter {
             // What was allocated since the last read counts in full until
             // the next one.
             let since = usize::try_from(live - at).unwrap_or(0);
-            // Memory the allocator keeps after a free (to reuse it) is
-            // resident but no longer the run's: never count more than the
-            // run holds.
-            resident
-                .saturating_sub(base)
-                .saturating_add(since)
-                .min(usize::try_from(live).unwrap_or(0))
+            resident.saturating_sub(base).saturating_add(since)
         })
     }
 
