@@ -41,6 +41,8 @@ pub(crate) struct RequestLoader<'a> {
     pub deadline: Instant,
     results: RefCell<HashMap<String, Result<FrozenModule, String>>>,
     in_progress: RefCell<HashSet<String>>,
+    /// Each module's [`RequestLoader::pure_fingerprint`], once worked out.
+    fingerprints: RefCell<HashMap<String, Option<[u8; 32]>>>,
 }
 
 impl<'a> RequestLoader<'a> {
@@ -61,6 +63,7 @@ impl<'a> RequestLoader<'a> {
             deadline,
             results: RefCell::default(),
             in_progress: RefCell::default(),
+            fingerprints: RefCell::default(),
         }
     }
 
@@ -92,11 +95,22 @@ impl<'a> RequestLoader<'a> {
     /// The fingerprint of `key` if it is a module that cannot see the
     /// request (see the module documentation), with what it loads.
     fn pure_fingerprint(&self, key: &str, visiting: &mut Vec<String>) -> Option<[u8; 32]> {
+        if let Some(known) = self.fingerprints.borrow().get(key) {
+            return *known;
+        }
         if visiting.iter().any(|k| k == key) {
             return None;
         }
+        let fingerprint = self.work_out_fingerprint(key, visiting);
+        self.fingerprints
+            .borrow_mut()
+            .insert(key.to_owned(), fingerprint);
+        fingerprint
+    }
+
+    fn work_out_fingerprint(&self, key: &str, visiting: &mut Vec<String>) -> Option<[u8; 32]> {
         let source = self.sources.get(key).ok()?;
-        if source.contains("\"*\"") || source.contains("'*'") || names_the_request(source) {
+        if has_star_import(source) || names_the_request(source) {
             return None;
         }
         let (compiled, _) = self
@@ -111,12 +125,19 @@ impl<'a> RequestLoader<'a> {
         hasher.update(&[0]);
         hasher.update(source.as_bytes());
         visiting.push(key.to_owned());
-        for load in compiled.ast.loads() {
-            let target = classify(load.module_id, key, self.sources.default_registry()).ok()?;
-            let dependency = self.pure_fingerprint(target.key(), visiting)?;
+        let dependencies: Option<Vec<[u8; 32]>> = compiled
+            .ast
+            .loads()
+            .iter()
+            .map(|load| {
+                let target = classify(load.module_id, key, self.sources.default_registry()).ok()?;
+                self.pure_fingerprint(target.key(), visiting)
+            })
+            .collect();
+        visiting.pop();
+        for dependency in dependencies? {
             hasher.update(&dependency);
         }
-        visiting.pop();
         Some(*hasher.finalize().as_bytes())
     }
 
@@ -206,7 +227,7 @@ impl<'a> RequestLoader<'a> {
     /// into explicit ones, loading each target to learn its exports. The
     /// rewritten statement keeps its lines, so positions stay true.
     pub fn expand_stars(&self, file: &str, source: &str) -> Result<String, String> {
-        if !source.contains("\"*\"") && !source.contains("'*'") {
+        if !has_star_import(source) {
             return Ok(source.to_owned());
         }
         let Some((ast, map)) = crate::syntax::parse_quietly(file, source) else {
@@ -285,6 +306,11 @@ impl<'a> RequestLoader<'a> {
         }
         Ok(apply_edits(source, &edits))
     }
+}
+
+/// Whether `source` may hold a star or namespace import (`"*"`).
+fn has_star_import(source: &str) -> bool {
+    source.contains("\"*\"") || source.contains("'*'")
 }
 
 /// Whether `source` names a request global or a builtin that reads them,

@@ -285,11 +285,6 @@ impl Pool {
     pub fn config(&self) -> &Config {
         &self.config
     }
-
-    /// How many workers are idle now.
-    pub fn idle_workers(&self) -> usize {
-        self.idle.lock().expect("idle lock poisoned").len()
-    }
 }
 
 /// Lowers a worker's CPU priority to the least; a failure only means the
