@@ -89,11 +89,7 @@ pub fn builtin_wording(builtin: &str, text: &str) -> Option<String> {
             ("getattr", _) => {
                 let f = fields(text, &["Operation ", " not supported on type ", ""])?;
                 let attribute = f[0].strip_prefix('.')?;
-                Some(if f[1] == "struct" {
-                    format!("getattr: struct has no .{attribute} attribute")
-                } else {
-                    format!("getattr: {} has no .{attribute} field or method", f[1])
-                })
+                Some(format!("getattr: {}", no_attribute(f[1], attribute)))
             }
             _ => None,
         })
@@ -131,7 +127,7 @@ fn wrong_argument(builtin: &str, text: &str) -> Option<String> {
             "",
         ],
     )?;
-    let actual = f[2].split_once(" (repr: ").map_or(f[2], |(kind, _)| kind);
+    let actual = type_only(f[2]);
     match (builtin, f[0]) {
         ("getattr" | "hasattr", "attr") => Some(format!(
             "{builtin}: for parameter 2: got {actual}, want string"
@@ -164,6 +160,22 @@ fn min_max(builtin: &str, text: &str) -> Option<String> {
     Some(format!("{builtin}: {element} {op} {best} not implemented"))
 }
 
+/// The type of an interpreter's `T (repr: ...)`.
+fn type_only(actual: &str) -> &str {
+    actual
+        .split_once(" (repr: ")
+        .map_or(actual, |(kind, _)| kind)
+}
+
+/// Go's words for a value of type `kind` without `attribute`.
+fn no_attribute(kind: &str, attribute: &str) -> String {
+    if kind == "struct" {
+        format!("struct has no .{attribute} attribute")
+    } else {
+        format!("{kind} has no .{attribute} field or method")
+    }
+}
+
 /// Go's words for the interpreter's message `text`, or `text` itself.
 pub fn go_wording(text: &str) -> String {
     if let Some(f) = fields(
@@ -192,11 +204,7 @@ pub fn go_wording(text: &str) -> String {
             .and_then(|(head, _)| fields(head, &["Object of type ", " has no attribute ", ""]))
     });
     if let Some(f) = attribute {
-        return if f[0] == "struct" {
-            format!("struct has no .{} attribute", f[1])
-        } else {
-            format!("{} has no .{} field or method", f[0], f[1])
-        };
+        return no_attribute(f[0], f[1]);
     }
     if let Some(f) = fields(text, &["Key ", " was not found"])
         && is_repr(f[0])
@@ -210,8 +218,10 @@ pub fn go_wording(text: &str) -> String {
         &["Type of parameters mismatch, expected ", ", actual ", ""],
     ) && f[0] == "str"
     {
-        let actual = f[1].split_once(" (repr: ").map_or(f[1], |(kind, _)| kind);
-        return format!("'in <string>' requires string as left operand, not {actual}");
+        return format!(
+            "'in <string>' requires string as left operand, not {}",
+            type_only(f[1])
+        );
     }
     if let Some(f) = fields(text, &["Value of type ", " is not hashable"]) {
         return format!("unhashable type: {}", f[0]);
