@@ -4,12 +4,18 @@
 
 use crate::common;
 
+use function_starlark::function::StarlarkFunction;
 use serde_json::{Value, json};
 
 fn run_spec(spec: Value, request_yaml: &str) -> Value {
+    run_spec_on(&common::function(), &spec, request_yaml)
+}
+
+/// `function`'s answer to a request with input `spec`.
+fn run_spec_on(function: &StarlarkFunction, spec: &Value, request_yaml: &str) -> Value {
     let mut req = common::request(request_yaml);
-    req.input = Some(common::to_struct(&json!({"spec": spec})));
-    common::json(&common::handle(&common::function(), req))
+    req.input = Some(common::to_struct(&json!({ "spec": spec })));
+    common::json(&common::handle(function, req))
 }
 
 fn run_modules(source: &str, modules: Value) -> Value {
@@ -359,11 +365,13 @@ fn a_module_may_export_assert() {
 fn twice_on_one_function(spec: &Value) -> [Value; 2] {
     let function = common::function();
     ["eu-west-1", "us-east-2"].map(|region| {
-        let mut req = common::request(&format!(
-            "observed:\n  composite:\n    resource:\n      apiVersion: example.org/v1\n      kind: XR\n      metadata: {{name: xr}}\n      spec: {{region: {region}}}\n"
-        ));
-        req.input = Some(common::to_struct(&json!({ "spec": spec })));
-        let rsp = common::json(&common::handle(&function, req));
+        let rsp = run_spec_on(
+            &function,
+            spec,
+            &format!(
+                "observed:\n  composite:\n    resource:\n      apiVersion: example.org/v1\n      kind: XR\n      metadata: {{name: xr}}\n      spec: {{region: {region}}}\n"
+            ),
+        );
         status(&rsp).clone()
     })
 }
@@ -404,9 +412,7 @@ fn a_module_whose_top_level_acts_acts_on_every_request() {
     });
     let function = common::function();
     for _ in 0..2 {
-        let mut req = common::request("meta: {tag: t}");
-        req.input = Some(common::to_struct(&json!({ "spec": spec })));
-        let rsp = common::json(&common::handle(&function, req));
+        let rsp = run_spec_on(&function, &spec, "meta: {tag: t}");
         assert_eq!(status(&rsp)["n"], 1.0);
         assert!(
             rsp["desired"]["resources"]["cm"].is_object(),
@@ -420,12 +426,11 @@ fn a_module_whose_top_level_acts_acts_on_every_request() {
 fn a_module_kept_between_requests_is_replaced_when_its_content_changes() {
     let function = common::function();
     for (body, want) in [("2 * x", 42.0), ("3 * x", 63.0), ("2 * x", 42.0)] {
-        let mut req = common::request("meta: {tag: t}");
-        req.input = Some(common::to_struct(&json!({"spec": {
+        let spec = json!({
             "source": "load('m.star', 'f')\ndxr['status'] = {'v': f(21)}\n",
             "modules": {"m.star": format!("def f(x):\n    return {body}\n")},
-        }})));
-        let rsp = common::json(&common::handle(&function, req));
+        });
+        let rsp = run_spec_on(&function, &spec, "meta: {tag: t}");
         assert_eq!(status(&rsp)["v"], want, "m.star returning {body}");
     }
 }

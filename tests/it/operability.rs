@@ -520,18 +520,23 @@ fn workers(server: &Logged) -> usize {
     support::tree(server.child.id()).len() - 1
 }
 
-#[test]
-fn idle_workers_exit_and_the_next_request_starts_one() {
-    let server = start(&["--worker-idle-seconds", "1"]);
-    assert!(workers(&server) >= 1, "a worker answered the first request");
+/// Waits until the server's idle workers have exited.
+fn wait_for_no_workers(server: &Logged) {
     let until = Instant::now() + Duration::from_secs(10);
-    while workers(&server) > 0 {
+    while workers(server) > 0 {
         assert!(
             Instant::now() < until,
             "idle workers still run 10 s after their last request"
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn idle_workers_exit_and_the_next_request_starts_one() {
+    let server = start(&["--worker-idle-seconds", "1"]);
+    assert!(workers(&server) >= 1, "a worker answered the first request");
+    wait_for_no_workers(&server);
     // Only a worker answers: the answer shows one was started for it.
     let rsp = send(
         &server.address,
@@ -557,11 +562,7 @@ fn workers_stay_while_requests_keep_coming() {
             .filter(|l| l.contains("idle workers exit"))
             .count()
     };
-    let until = Instant::now() + Duration::from_secs(10);
-    while workers(&server) > 0 {
-        assert!(Instant::now() < until, "idle workers did not exit");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for_no_workers(&server);
     let before = retirements();
     assert!(before > 0, "the first workers' retirement is logged");
     for _ in 0..8 {
