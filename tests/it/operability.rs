@@ -534,7 +534,9 @@ fn wait_for_no_workers(server: &Logged) {
 
 #[test]
 fn idle_workers_exit_and_the_next_request_starts_one() {
-    let server = start(&["--worker-idle-seconds", "1"]);
+    // 3 s: on a loaded machine starting the server can take more than 1 s,
+    // and the first worker must still be there to be seen.
+    let server = start(&["--worker-idle-seconds", "3"]);
     assert!(workers(&server) >= 1, "a worker answered the first request");
     wait_for_no_workers(&server);
     // Only a worker answers: the answer shows one was started for it.
@@ -564,7 +566,6 @@ fn workers_stay_while_requests_keep_coming() {
     };
     wait_for_no_workers(&server);
     let before = retirements();
-    assert!(before > 0, "the first workers' retirement is logged");
     for _ in 0..8 {
         send(
             &server.address,
@@ -577,5 +578,13 @@ fn workers_stay_while_requests_keep_coming() {
         retirements(),
         before,
         "a worker serving a request every 0.5 s was retired as idle"
+    );
+    // Once idle, it is retired and logged: the count above could move.
+    // (The first workers may have left as slow runs on a loaded machine,
+    // which logs nothing.)
+    wait_for_no_workers(&server);
+    assert!(
+        retirements() > before,
+        "the busy worker's idle retirement is logged"
     );
 }
