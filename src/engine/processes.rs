@@ -64,7 +64,13 @@ pub struct Pool {
     idle: Arc<Mutex<Vec<Worker>>>,
     /// Idle workers older than this exit; `None` keeps them.
     idle_retirement: Option<Duration>,
+    /// `true` while the warm-up worker starts: a request that finds no
+    /// idle worker meanwhile waits for it rather than starting a second.
+    warming: tokio::sync::watch::Sender<bool>,
 }
+
+/// How long a request waits for the warm-up worker before starting its own.
+const WARM_UP_WAIT: Duration = Duration::from_secs(2);
 
 /// How a job sent to a worker ended.
 enum Ended {
@@ -92,6 +98,7 @@ impl Pool {
             config_json,
             idle: Arc::default(),
             idle_retirement: Some(DEFAULT_IDLE_RETIREMENT),
+            warming: tokio::sync::watch::Sender::new(false),
         })
     }
 
@@ -139,23 +146,64 @@ impl Pool {
     }
 
     /// Starts one worker and runs a trivial script on it, so that the
-    /// first request finds a worker ready.
+    /// first request finds a worker ready. Requests arriving meanwhile
+    /// wait for this worker instead of starting their own.
     pub async fn warm_up(&self) -> std::io::Result<()> {
         self.start_retiring();
-        let worker = self.spawn()?;
-        self.idle.lock().expect("idle lock poisoned").push(worker);
-        let answer = self
-            .run(Job {
-                filename: "warm-up.star".to_owned(),
-                source: "x = 1\n".to_owned(),
-                timeout_ms: u64::try_from(self.limits.timeout.as_millis()).unwrap_or(u64::MAX),
-                ..Job::default()
-            })
-            .await;
-        match answer.failure {
-            None => Ok(()),
-            Some(failure) => Err(std::io::Error::other(failure)),
+        self.warming.send_replace(true);
+        let warmed = self.warm_one().await;
+        self.warming.send_replace(false);
+        warmed
+    }
+
+    async fn warm_one(&self) -> std::io::Result<()> {
+        let mut worker = self.spawn()?;
+        let job = Job {
+            filename: "warm-up.star".to_owned(),
+            source: "x = 1\n".to_owned(),
+            timeout_ms: u64::try_from(self.limits.timeout.as_millis()).unwrap_or(u64::MAX),
+            ..Job::default()
+        };
+        let answered = tokio::time::timeout(
+            self.limits.timeout + GRACE,
+            exchange(&mut worker.socket, &job),
+        )
+        .await;
+        match answered {
+            Ok(Ended::Answered(answer)) => match answer.failure {
+                None => {
+                    self.release(worker, false).await;
+                    Ok(())
+                }
+                Some(failure) => {
+                    retire(worker).await;
+                    Err(std::io::Error::other(failure))
+                }
+            },
+            Ok(Ended::Died(why)) => {
+                let status = stop(worker).await;
+                Err(std::io::Error::other(format!(
+                    "the first worker stopped before answering ({why}{status})"
+                )))
+            }
+            Ok(Ended::OverBudget(_) | Ended::TimedOut) | Err(_) => {
+                retire(worker).await;
+                Err(std::io::Error::other(
+                    "the first worker did not answer a trivial script",
+                ))
+            }
         }
+    }
+
+    /// An idle worker; while the warm-up runs, waits for its worker first.
+    async fn idle_worker(&self) -> Option<Worker> {
+        let reused = self.idle.lock().expect("idle lock poisoned").pop();
+        if reused.is_some() || !*self.warming.borrow() {
+            return reused;
+        }
+        let mut warming = self.warming.subscribe();
+        let _ = tokio::time::timeout(WARM_UP_WAIT, warming.wait_for(|busy| !*busy)).await;
+        self.idle.lock().expect("idle lock poisoned").pop()
     }
 
     fn spawn(&self) -> std::io::Result<Worker> {
@@ -187,8 +235,7 @@ impl Pool {
         let request = job.request.clone();
         let filename = job.filename.clone();
         let timeout = Duration::from_millis(job.timeout_ms);
-        let reused = self.idle.lock().expect("idle lock poisoned").pop();
-        let mut worker = match reused {
+        let mut worker = match self.idle_worker().await {
             Some(worker) => worker,
             None => match self.spawn() {
                 Ok(worker) => worker,

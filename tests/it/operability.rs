@@ -533,6 +533,26 @@ fn wait_for_no_workers(server: &Logged) {
 }
 
 #[test]
+fn a_request_during_the_warm_up_waits_for_its_worker() {
+    // `start` sends its first request as soon as the port answers, while
+    // the warm-up worker is still starting: that request is served by the
+    // warm-up worker, not by a second process, and so is the next.
+    let server = start(&[]);
+    assert_eq!(workers(&server), 1, "one worker after the first request");
+    let rsp = send(
+        &server.address,
+        request("x = 1\n", &Value::Null, Vec::new()),
+    )
+    .expect("an answer");
+    assert_eq!(fatal(&rsp), None);
+    assert_eq!(
+        workers(&server),
+        1,
+        "the same worker serves the next request"
+    );
+}
+
+#[test]
 fn idle_workers_exit_and_the_next_request_starts_one() {
     // 3 s: on a loaded machine starting the server can take more than 1 s,
     // and the first worker must still be there to be seen.
