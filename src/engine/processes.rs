@@ -21,6 +21,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
@@ -349,11 +350,11 @@ fn lower_priority(pid: Option<u32>) {
 
 /// Sends `job` and reads the worker's answer.
 async fn exchange(socket: &mut UnixStream, job: &Job) -> Ended {
-    let body = job.encode_to_vec();
-    let mut frame = Vec::with_capacity(body.len() + 4);
-    frame.extend_from_slice(&u32::try_from(body.len()).unwrap_or(u32::MAX).to_le_bytes());
-    frame.extend_from_slice(&body);
-    drop(body);
+    let length = job.encoded_len();
+    let mut frame = Vec::with_capacity(length + 4);
+    frame.extend_from_slice(&u32::try_from(length).unwrap_or(u32::MAX).to_le_bytes());
+    job.encode(&mut frame)
+        .expect("a Vec has room for what it reserved");
     if let Err(e) = socket.write_all(&frame).await {
         return Ended::Died(format!("cannot send the job: {e}"));
     }
@@ -368,7 +369,8 @@ async fn exchange(socket: &mut UnixStream, job: &Job) -> Ended {
         return Ended::Died(format!("a cut answer: {e}"));
     }
     match head[0] {
-        FRAME_ANSWER => match Answer::decode(payload.as_slice()) {
+        // From `Bytes`, the answer's response is a view of the payload.
+        FRAME_ANSWER => match Answer::decode(Bytes::from(payload)) {
             Ok(answer) => Ended::Answered(Box::new(answer)),
             Err(e) => Ended::Died(format!("an unreadable answer: {e}")),
         },

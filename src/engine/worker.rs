@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use bytes::Bytes;
 use prost::Message;
 use serde::{Deserialize, Serialize};
 
@@ -151,23 +152,21 @@ fn serve(config: &Config, mut stream: UnixStream) {
         if stream.read_exact(&mut buffer).is_err() {
             return;
         }
-        let Ok(job) = Job::decode(buffer.as_slice()) else {
+        // Decoded from `Bytes`, the job's request is a view of the buffer,
+        // not a copy of it.
+        let Ok(job) = Job::decode(Bytes::from(std::mem::take(&mut buffer))) else {
             return;
         };
-        let answer = evaluate(&runtime, job, &cancel, true).encode_to_vec();
-        let mut frame = Vec::with_capacity(answer.len() + 5);
+        let answer = evaluate(&runtime, job, &cancel, true);
+        let length = answer.encoded_len();
+        let mut frame = Vec::with_capacity(length + 5);
         frame.push(FRAME_ANSWER);
-        frame.extend_from_slice(
-            &u32::try_from(answer.len())
-                .unwrap_or(u32::MAX)
-                .to_le_bytes(),
-        );
-        frame.extend_from_slice(&answer);
+        frame.extend_from_slice(&u32::try_from(length).unwrap_or(u32::MAX).to_le_bytes());
+        answer
+            .encode(&mut frame)
+            .expect("a Vec has room for what it reserved");
         if stream.write_all(&frame).is_err() {
             return;
         }
-        // The job's buffer is not kept between runs: a large request
-        // should not pin the worker's memory.
-        buffer = Vec::new();
     }
 }
