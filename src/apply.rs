@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use function_sdk_rust::proto::v1::{
-    self as pb, MatchLabels, Ready, Requirements, ResourceSelector, RunFunctionRequest,
-    RunFunctionResponse, Severity as PbSeverity, Status, resource_selector,
+    self as pb, MatchLabels, Ready, Requirements, ResourceSelector, RunFunctionResponse,
+    Severity as PbSeverity, Status, resource_selector,
 };
 use function_sdk_rust::response;
 use pbjson_types::value::Kind;
@@ -23,6 +23,7 @@ use crate::effects::{
 };
 use crate::error::Error;
 use crate::go::duration::{parse_go_duration, to_seconds_nanos};
+use crate::request::Request;
 
 mod schemas;
 
@@ -89,7 +90,7 @@ pub fn apply_fatal(rsp: &mut RunFunctionResponse, effects: &Effects, message: St
 /// the order the response is built.
 pub fn apply_success(
     rsp: &mut RunFunctionResponse,
-    request: &RunFunctionRequest,
+    request: &Request,
     effects: &Effects,
     dxr: Result<Struct, String>,
     context: Result<Struct, String>,
@@ -138,7 +139,7 @@ struct Sequencing {
 /// ready yet (asking to be called again after the sequencing TTL).
 fn sequence(
     rsp: &mut RunFunctionResponse,
-    request: &RunFunctionRequest,
+    request: &Request,
     effects: &Effects,
     resources: &mut BTreeMap<String, Emitted>,
     settings: &DependencySettings,
@@ -238,14 +239,14 @@ fn sequencing_ttl(raw: Option<&str>) -> Result<Duration, Error> {
 /// Removes from `resources` every dependent that is not observed yet and
 /// whose dependencies are not ready, with the reasons it waits.
 fn defer_unready(
-    request: &RunFunctionRequest,
+    request: &Request,
     dependencies: &[Dependency],
     resources: &mut BTreeMap<String, Emitted>,
 ) -> Sequencing {
     let observed = request.observed.as_ref().map(|o| &o.resources);
     let mut waiting: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for d in dependencies {
-        let reasons = unmet(observed, &d.dependency, d.field_path.as_deref());
+        let reasons = unmet(request, &d.dependency, d.field_path.as_deref());
         if !reasons.is_empty() {
             waiting
                 .entry(d.dependent.as_str())
@@ -526,15 +527,8 @@ fn find_cycle<'a>(edges: &[(&'a str, &'a str)]) -> Option<Vec<&'a str>> {
 }
 
 /// Why `dependency` is not met yet (empty when it is).
-fn unmet(
-    observed: Option<&HashMap<String, pb::Resource>>,
-    dependency: &str,
-    field_path: Option<&str>,
-) -> Vec<String> {
-    let Some(body) = observed
-        .and_then(|o| o.get(dependency))
-        .map(|r| r.resource.clone().unwrap_or_default())
-    else {
+fn unmet(request: &Request, dependency: &str, field_path: Option<&str>) -> Vec<String> {
+    let Some(body) = request.observed_struct(dependency) else {
         return vec![format!("{dependency:?} to be observed")];
     };
     if let Some(path) = field_path {

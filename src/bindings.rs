@@ -10,8 +10,12 @@ use starlark::environment::Module;
 use starlark::values::tuple::AllocTuple;
 use starlark::values::{FrozenHeap, FrozenHeapRef, FrozenValue, Value};
 
-use crate::convert::{Flavor, frozen_list, frozen_plain_dict, struct_to_frozen, struct_to_value};
+use crate::convert::{
+    Flavor, encoded_struct_to_frozen, frozen_list, frozen_plain_dict, struct_to_frozen,
+    struct_to_value,
+};
 use crate::error::Error;
+use crate::request::{Body, Request};
 
 /// The context key holding the EnvironmentConfig data.
 pub const ENVIRONMENT_KEY: &str = "apiextensions.crossplane.io/environment";
@@ -59,7 +63,7 @@ fn context_body(request: &RunFunctionRequest) -> &Struct {
 impl Shared {
     /// Builds the globals in the reference's order (observed, then oxr,
     /// dxr, context, environment, extra_resources).
-    pub fn build(request: &RunFunctionRequest) -> Result<Self, Error> {
+    pub fn build(request: &Request) -> Result<Self, Error> {
         let frozen = FrozenHeap::new();
         let globals = |global: &'static str| {
             move |e: crate::convert::ConvertError| Error::Globals {
@@ -76,17 +80,17 @@ impl Shared {
         names.sort();
         let mut observed = Vec::with_capacity(names.len());
         for name in names {
-            let body = request
-                .observed
-                .as_ref()
-                .and_then(|o| o.resources.get(name))
-                .and_then(|r| r.resource.as_ref())
-                .unwrap_or(&EMPTY);
-            let value =
-                struct_to_frozen(&frozen, body, Flavor::Attr).map_err(|e| Error::Observed {
-                    name: name.clone(),
-                    detail: e.to_string(),
-                })?;
+            let value = match request.observed_body(name) {
+                Some(Body::Encoded(bytes)) => {
+                    encoded_struct_to_frozen(&frozen, bytes, Flavor::Attr)
+                }
+                Some(Body::Decoded(body)) => struct_to_frozen(&frozen, body, Flavor::Attr),
+                None => struct_to_frozen(&frozen, &EMPTY, Flavor::Attr),
+            }
+            .map_err(|e| Error::Observed {
+                name: name.clone(),
+                detail: e.to_string(),
+            })?;
             observed.push((name.clone(), value));
         }
         let observed = struct_like(&frozen, observed);

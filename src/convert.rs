@@ -10,6 +10,8 @@ use starlark::values::dict::{AllocDict, DictRef};
 use starlark::values::list::{AllocList, ListRef};
 use starlark::values::{FrozenHeap, FrozenValue, Heap, Value, ValueLike};
 
+mod encoded;
+
 use crate::go::float::format_g;
 use crate::values::attr_dict::{AttrDict, Entries, FrozenAttrDict};
 
@@ -163,6 +165,17 @@ pub fn struct_to_frozen(
     flavor: Flavor,
 ) -> Result<FrozenValue, ConvertError> {
     struct_to(&Frozen(heap), s, flavor)
+}
+
+/// Converts an encoded struct (`google.protobuf.Struct` bytes) into a
+/// frozen Starlark dict of the given flavour, as decoding it and calling
+/// [`struct_to_frozen`] would.
+pub fn encoded_struct_to_frozen(
+    heap: &FrozenHeap,
+    bytes: &[u8],
+    flavor: Flavor,
+) -> Result<FrozenValue, ConvertError> {
+    encoded::struct_to(&Frozen(heap), &[bytes], flavor)
 }
 
 /// A frozen list of values, for `extra_resources` entries.

@@ -14,6 +14,7 @@ use starlark::values::Value;
 use starlark::values::tuple::TupleRef;
 
 use crate::convert::{ToPb, value_to_struct};
+use crate::request::Request;
 
 /// Who a condition or event is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,7 +199,7 @@ impl Effects {
 #[derive(ProvidesStaticType)]
 pub struct Context {
     /// The request being answered.
-    pub request: Arc<RunFunctionRequest>,
+    pub request: Arc<Request>,
     /// The labels injected into every emitted resource, in their fixed
     /// order (composite, claim-name, claim-namespace).
     pub crossplane_labels: Vec<(String, String)>,
@@ -228,7 +229,7 @@ pub struct Context {
 
 impl Context {
     /// A context for one run of a script answering `request`.
-    pub fn new(request: Arc<RunFunctionRequest>, max_heap_bytes: usize) -> Self {
+    pub fn new(request: Arc<Request>, max_heap_bytes: usize) -> Self {
         let crossplane_labels = crossplane_labels(&request);
         Context {
             request,
@@ -246,13 +247,10 @@ impl Context {
     }
 
     /// The observed body of a composed resource.
-    pub fn observed(&self, name: &str) -> Option<&Struct> {
-        let observed = self.request.observed.as_ref()?.resources.get(name)?;
-        Some(observed.resource.as_ref().unwrap_or(&EMPTY))
+    pub fn observed(&self, name: &str) -> Option<Struct> {
+        self.request.observed_struct(name)
     }
 }
-
-static EMPTY: std::sync::LazyLock<Struct> = std::sync::LazyLock::new(Struct::default);
 
 fn crossplane_labels(request: &RunFunctionRequest) -> Vec<(String, String)> {
     use pbjson_types::value::Kind;

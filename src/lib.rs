@@ -56,6 +56,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod panics;
 pub mod render;
+pub mod request;
 pub mod server;
 pub mod syntax;
 pub mod test_runner;

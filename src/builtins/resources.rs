@@ -189,7 +189,7 @@ fn resource(ctx: &Context, a: &ResourceArgs) -> anyhow::Result<Outcome> {
             Some(body) => Ok(preserve_observed(
                 ctx,
                 name,
-                body,
+                &body,
                 "observed body emitted, gated by when=False",
             )),
             None if a.skip_reason.is_empty() => {
@@ -206,7 +206,7 @@ fn resource(ctx: &Context, a: &ResourceArgs) -> anyhow::Result<Outcome> {
             Some(body) => Ok(preserve_observed(
                 ctx,
                 name,
-                body,
+                &body,
                 "body=None, emitting observed body",
             )),
             None => skip("not found in observed state"),

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use function_sdk_rust::proto::v1::{RunFunctionRequest, RunFunctionResponse};
 use function_sdk_rust::response;
-use prost::Message;
 
 use super::depth;
 use super::job::{Answer, Compilation, Job, Outcome, Print, Refusal};
@@ -19,6 +18,7 @@ use crate::engine::runtime::{self, Runtime};
 use crate::error::Error;
 use crate::input::{Script, UsageApi};
 use crate::meter::Meter;
+use crate::request::Request;
 
 /// Runs `job` on the current thread, metering its memory (`hard`: going
 /// over the budget aborts the process, for worker processes).
@@ -176,12 +176,12 @@ fn xr_identity(request: &RunFunctionRequest) -> (String, String) {
 }
 
 /// The request, checked for depth before protobuf decodes it.
-pub fn decode(bytes: &[u8]) -> Result<RunFunctionRequest, Refusal> {
+pub fn decode(bytes: &Bytes) -> Result<Request, Refusal> {
     depth::check_request(bytes).map_err(|e| Refusal {
         code: tonic::Code::InvalidArgument as i32,
         message: e.to_string(),
     })?;
-    RunFunctionRequest::decode(bytes).map_err(|e| Refusal {
+    Request::decode(bytes).map_err(|e| Refusal {
         code: tonic::Code::InvalidArgument as i32,
         message: format!("cannot decode the RunFunctionRequest: {e}"),
     })
@@ -218,7 +218,7 @@ pub fn outcome_of(e: &Error) -> Outcome {
 /// The answer of a job that ended without one of its own (a run stopped
 /// from outside, a worker that died): a Fatal result on the request's
 /// copied-forward state.
-pub fn failed(request: &[u8], error: &Error) -> Answer {
+pub fn failed(request: &Bytes, error: &Error) -> Answer {
     let outcome = outcome_of(error) as i32;
     match decode(request) {
         Ok(request) => {

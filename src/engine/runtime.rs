@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use function_sdk_rust::proto::v1::RunFunctionRequest;
 use pbjson_types::Struct;
 use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, Module};
 use starlark::eval::Evaluator;
@@ -20,6 +19,7 @@ use crate::error::Error;
 use crate::input::Script;
 use crate::loader::Sources;
 use crate::meter::Meter;
+use crate::request::Request;
 
 use super::errors::{self, Stopped};
 use super::loading::RequestLoader;
@@ -249,7 +249,7 @@ impl Runtime {
         &self,
         script: &Script,
         sources: &Sources,
-        request: Arc<RunFunctionRequest>,
+        request: Arc<Request>,
         cancel: &AtomicBool,
     ) -> Run {
         let _meter = Meter::start(self.limits.max_heap_bytes, false);
@@ -268,7 +268,7 @@ impl Runtime {
         &self,
         script: &Script,
         sources: &Sources,
-        request: Arc<RunFunctionRequest>,
+        request: Arc<Request>,
         cancel: &AtomicBool,
         deadline: Instant,
     ) -> Run {

@@ -29,6 +29,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("builtins", 5),
     ("effects", 4),
     ("convert", 3),
+    ("request", 3),
     ("values", 2),
     ("go", 1),
     ("error", 1),

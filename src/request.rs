@@ -1,0 +1,288 @@
+//! A RunFunctionRequest as a run reads it. The bodies of observed composed
+//! resources, most of a large request's bytes, stay encoded: the `observed`
+//! global is converted from those bytes directly (`convert`'s
+//! `encoded_struct_to_frozen`) instead of from protobuf maps decoded first
+//! and dropped after, which cost more than the script did (200 observed
+//! resources of 5 KB: decoding was 41% of the run, converting 38%,
+//! dropping the maps 9%). Everything else is decoded as usual; the few
+//! places that need an observed body as a `Struct` decode that one body.
+//! A body that is not a valid `Struct` fails the run with a Fatal result
+//! naming the resource, where decoding the whole request first refused
+//! the call.
+
+use std::collections::HashMap;
+use std::ops::Deref;
+
+use bytes::{Buf, Bytes};
+use function_sdk_rust::proto::v1::{Resource, RunFunctionRequest, State};
+use pbjson_types::Struct;
+use prost::Message;
+use prost::encoding::{DecodeContext, decode_key, skip_field};
+
+/// `RunFunctionRequest.observed`.
+const OBSERVED_TAG: u32 = 2;
+
+/// A decoded request whose observed composed resources' bodies may still
+/// be encoded.
+#[derive(Debug, Default, Clone)]
+pub struct Request {
+    /// The request; an observed composed resource whose body is in
+    /// `bodies` has none here.
+    proto: RunFunctionRequest,
+    /// Encoded `google.protobuf.Struct` bodies of observed composed
+    /// resources, by name.
+    bodies: HashMap<String, Bytes>,
+}
+
+/// Where an observed body is.
+pub enum Body<'a> {
+    /// Still encoded.
+    Encoded(&'a [u8]),
+    /// Decoded (a request built in memory, or one with no body).
+    Decoded(&'a Struct),
+}
+
+static EMPTY: std::sync::LazyLock<Struct> = std::sync::LazyLock::new(Struct::default);
+
+/// `State` as it is read here: composed resources keep their bodies encoded.
+#[derive(Clone, PartialEq, Message)]
+struct EncodedState {
+    #[prost(message, optional, tag = "1")]
+    composite: Option<Resource>,
+    #[prost(map = "string, message", tag = "2")]
+    resources: HashMap<String, EncodedResource>,
+}
+
+/// `Resource` with its body encoded. A body given in several pieces is
+/// their concatenation, which protobuf defines as their merge.
+#[derive(Clone, PartialEq, Message)]
+struct EncodedResource {
+    #[prost(bytes = "bytes", repeated, tag = "1")]
+    resource: Vec<Bytes>,
+    #[prost(map = "string, bytes", tag = "2")]
+    connection_details: HashMap<String, Vec<u8>>,
+    #[prost(enumeration = "function_sdk_rust::proto::v1::Ready", tag = "3")]
+    ready: i32,
+}
+
+impl Request {
+    /// Decodes a request, leaving observed composed resources' bodies
+    /// encoded. Errors are those of decoding the whole request, except
+    /// inside those bodies, which converting them reports.
+    pub fn decode(bytes: &Bytes) -> Result<Request, prost::DecodeError> {
+        let (rest, observed) = split_observed(bytes)?;
+        let mut proto = RunFunctionRequest::decode(rest)?;
+        let Some(observed) = observed else {
+            return Ok(Request::from(proto));
+        };
+        let state = EncodedState::decode(observed)?;
+        let mut bodies = HashMap::with_capacity(state.resources.len());
+        let mut resources = HashMap::with_capacity(state.resources.len());
+        for (name, r) in state.resources {
+            let body = match r.resource.len() {
+                0 => None,
+                1 => r.resource.into_iter().next(),
+                _ => Some(r.resource.concat().into()),
+            };
+            if let Some(body) = body {
+                bodies.insert(name.clone(), body);
+            }
+            resources.insert(
+                name,
+                Resource {
+                    resource: None,
+                    connection_details: r.connection_details,
+                    ready: r.ready,
+                },
+            );
+        }
+        proto.observed = Some(State {
+            composite: state.composite,
+            resources,
+        });
+        Ok(Request { proto, bodies })
+    }
+
+    /// Where the body of the observed composed resource `name` is; `None`
+    /// when it is not observed.
+    pub fn observed_body(&self, name: &str) -> Option<Body<'_>> {
+        let observed = self.proto.observed.as_ref()?.resources.get(name)?;
+        Some(match self.bodies.get(name) {
+            Some(bytes) => Body::Encoded(bytes),
+            None => Body::Decoded(observed.resource.as_ref().unwrap_or(&EMPTY)),
+        })
+    }
+
+    /// The body of the observed composed resource `name`, decoded; `None`
+    /// when it is not observed. A body that does not decode reads as
+    /// empty: converting it for the script reports the error.
+    pub fn observed_struct(&self, name: &str) -> Option<Struct> {
+        Some(match self.observed_body(name)? {
+            Body::Encoded(bytes) => Struct::decode(bytes).unwrap_or_default(),
+            Body::Decoded(body) => body.clone(),
+        })
+    }
+}
+
+impl From<RunFunctionRequest> for Request {
+    fn from(proto: RunFunctionRequest) -> Self {
+        Request {
+            proto,
+            bodies: HashMap::new(),
+        }
+    }
+}
+
+impl Deref for Request {
+    type Target = RunFunctionRequest;
+
+    fn deref(&self) -> &RunFunctionRequest {
+        &self.proto
+    }
+}
+
+/// The request without its `observed` field, and that field's contents
+/// (several occurrences concatenated: protobuf merges them).
+fn split_observed(bytes: &Bytes) -> Result<(Bytes, Option<Bytes>), prost::DecodeError> {
+    let mut buf = bytes.clone();
+    let mut kept: Vec<(usize, usize)> = Vec::new();
+    let mut observed: Vec<Bytes> = Vec::new();
+    let whole = bytes.len();
+    while buf.has_remaining() {
+        let start = whole - buf.remaining();
+        let (tag, wire_type) = decode_key(&mut buf)?;
+        if tag == OBSERVED_TAG {
+            // A view of `bytes`, not a copy.
+            let mut piece = Bytes::new();
+            prost::encoding::bytes::merge(
+                wire_type,
+                &mut piece,
+                &mut buf,
+                DecodeContext::default(),
+            )?;
+            observed.push(piece);
+        } else {
+            skip_field(wire_type, tag, &mut buf, DecodeContext::default())?;
+            let end = whole - buf.remaining();
+            match kept.last_mut() {
+                Some((_, last_end)) if *last_end == start => *last_end = end,
+                _ => kept.push((start, end)),
+            }
+        }
+    }
+    let rest = match kept.as_slice() {
+        [] => Bytes::new(),
+        [(start, end)] => bytes.slice(*start..*end),
+        ranges => ranges
+            .iter()
+            .flat_map(|&(start, end)| bytes[start..end].iter().copied())
+            .collect::<Vec<u8>>()
+            .into(),
+    };
+    let observed = match observed.len() {
+        0 => None,
+        1 => observed.pop(),
+        _ => Some(observed.concat().into()),
+    };
+    Ok((rest, observed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn resource(body: &serde_json::Value) -> Resource {
+        Resource {
+            resource: Some(serde_json::from_value(body.clone()).unwrap()),
+            ..Resource::default()
+        }
+    }
+
+    fn sample() -> RunFunctionRequest {
+        let mut observed = State {
+            composite: Some(resource(&json!({"kind": "XR", "spec": {"a": 1}}))),
+            ..State::default()
+        };
+        observed
+            .resources
+            .insert("bucket".into(), resource(&json!({"kind": "Bucket"})));
+        observed.resources.insert(
+            "ready".into(),
+            Resource {
+                ready: 1,
+                ..Resource::default()
+            },
+        );
+        RunFunctionRequest {
+            observed: Some(observed),
+            input: Some(serde_json::from_value(json!({"source": "x = 1"})).unwrap()),
+            context: Some(serde_json::from_value(json!({"k": "v"})).unwrap()),
+            ..RunFunctionRequest::default()
+        }
+    }
+
+    #[test]
+    fn everything_but_observed_bodies_decodes_as_before() {
+        let proto = sample();
+        let bytes = Bytes::from(proto.encode_to_vec());
+        let request = Request::decode(&bytes).unwrap();
+        assert_eq!(request.input, proto.input);
+        assert_eq!(request.context, proto.context);
+        let observed = request.observed.as_ref().unwrap();
+        assert_eq!(
+            observed.composite,
+            proto.observed.as_ref().unwrap().composite
+        );
+        assert_eq!(observed.resources["ready"].ready, 1);
+        assert_eq!(observed.resources["bucket"].resource, None);
+        for name in ["bucket", "ready"] {
+            assert_eq!(
+                request.observed_struct(name),
+                proto.observed.as_ref().unwrap().resources[name]
+                    .resource
+                    .clone()
+                    .or(Some(Struct::default())),
+                "{name}"
+            );
+        }
+        assert_eq!(request.observed_struct("absent"), None);
+    }
+
+    #[test]
+    fn repeated_fields_merge_as_protobuf_merges_them() {
+        // Two `observed` fields, and the second redefines a resource: the
+        // map entry is replaced, as a protobuf decoder does.
+        let first = sample();
+        let mut second = RunFunctionRequest::default();
+        let mut state = State::default();
+        state
+            .resources
+            .insert("bucket".into(), resource(&json!({"kind": "Other"})));
+        second.observed = Some(state);
+        let mut bytes = first.encode_to_vec();
+        bytes.extend(second.encode_to_vec());
+        let bytes = Bytes::from(bytes);
+        let expected = RunFunctionRequest::decode(bytes.clone()).unwrap();
+        let request = Request::decode(&bytes).unwrap();
+        assert_eq!(
+            request.observed_struct("bucket"),
+            expected.observed.as_ref().unwrap().resources["bucket"]
+                .resource
+                .clone()
+        );
+        assert_eq!(
+            request.observed.as_ref().unwrap().composite,
+            expected.observed.as_ref().unwrap().composite
+        );
+        assert_eq!(request.input, expected.input);
+    }
+
+    #[test]
+    fn a_cut_request_is_refused() {
+        let bytes = sample().encode_to_vec();
+        let cut = Bytes::from(bytes[..bytes.len() - 3].to_vec());
+        assert!(Request::decode(&cut).is_err());
+        assert!(RunFunctionRequest::decode(cut).is_err());
+    }
+}
