@@ -477,7 +477,7 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
             ""
         }
     );
-    for (i, (name, c, s)) in this.samples.iter().enumerate() {
+    let sample = |out: &mut String, name: &str, c: usize, s: &Sample| {
         let _ = write!(
             out,
             "| {name} | {c} | {:.3} | {:.3} | {:.0} |",
@@ -485,6 +485,9 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
             ms(s.p99),
             s.rps
         );
+    };
+    for (i, (name, c, s)) in this.samples.iter().enumerate() {
+        sample(&mut out, name, *c, s);
         if let Some(peer) = peer {
             let (_, _, g) = &peer.samples[i];
             let _ = write!(
@@ -501,13 +504,7 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
         out.push('\n');
     }
     for (c, s) in transport {
-        let _ = write!(
-            out,
-            "| no-op server (transport floor) | {c} | {:.3} | {:.3} | {:.0} |",
-            ms(s.p50),
-            ms(s.p99),
-            s.rps
-        );
+        sample(&mut out, "no-op server (transport floor)", *c, s);
         if peer.is_some() {
             out.push_str(" | | | | | |");
         }

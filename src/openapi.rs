@@ -80,16 +80,17 @@ fn type_matches(want: &str, v: &Value) -> bool {
 /// object's `metadata`, `apiVersion`, `kind` and `status` are not judged at
 /// the top (Kubernetes owns them).
 pub fn validate(value: &Value, schema: &Value) -> Vec<(String, String)> {
+    const KUBERNETES_OWNED: [&str; 4] = ["metadata", "apiVersion", "kind", "status"];
     let mut out = Vec::new();
     let mut top = value.clone();
     if let Some(map) = top.as_object_mut() {
-        for key in ["metadata", "apiVersion", "kind", "status"] {
+        for key in KUBERNETES_OWNED {
             map.remove(key);
         }
     }
     let mut schema = schema.clone();
     if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-        for key in ["metadata", "apiVersion", "kind", "status"] {
+        for key in KUBERNETES_OWNED {
             props.remove(key);
         }
     }
@@ -177,9 +178,7 @@ fn object(map: &Map<String, Value>, schema: &Value, path: &str, out: &mut Vec<(S
         match properties.and_then(|p| p.get(key)) {
             Some(sub) => walk(v, sub, &join(key), out),
             None => match additional {
-                Some(Value::Object(_)) => {
-                    walk(v, additional.unwrap_or(&Value::Null), &join(key), out);
-                }
+                Some(sub @ Value::Object(_)) => walk(v, sub, &join(key), out),
                 Some(Value::Bool(true)) => {}
                 _ if preserve || properties.is_none() => {}
                 _ => out.push((join(key), "unknown field".to_owned())),
