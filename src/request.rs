@@ -70,12 +70,20 @@ impl Request {
     /// encoded. Errors are those of decoding the whole request, except
     /// inside those bodies, which converting them reports.
     pub fn decode(bytes: &Bytes) -> Result<Request, prost::DecodeError> {
+        // Pieces split at field boundaries merge into what the whole
+        // would decode to.
         let (rest, observed) = split_observed(bytes)?;
-        let mut proto = RunFunctionRequest::decode(rest)?;
-        let Some(observed) = observed else {
+        let mut proto = RunFunctionRequest::default();
+        for piece in rest {
+            proto.merge(piece)?;
+        }
+        if observed.is_empty() {
             return Ok(Request::from(proto));
-        };
-        let state = EncodedState::decode(observed)?;
+        }
+        let mut state = EncodedState::default();
+        for piece in observed {
+            state.merge(piece)?;
+        }
         let mut bodies = HashMap::with_capacity(state.resources.len());
         let mut resources = HashMap::with_capacity(state.resources.len());
         for (name, r) in state.resources {
@@ -141,9 +149,9 @@ impl Deref for Request {
     }
 }
 
-/// The request without its `observed` field, and that field's contents
-/// (several occurrences concatenated: protobuf merges them).
-fn split_observed(bytes: &Bytes) -> Result<(Bytes, Option<Bytes>), prost::DecodeError> {
+/// The request's fields but `observed`, and the contents of `observed`
+/// (given more than once, protobuf merges them), as views of `bytes`.
+fn split_observed(bytes: &Bytes) -> Result<(Vec<Bytes>, Vec<Bytes>), prost::DecodeError> {
     let mut buf = bytes.clone();
     let mut kept: Vec<(usize, usize)> = Vec::new();
     let mut observed: Vec<Bytes> = Vec::new();
@@ -152,7 +160,6 @@ fn split_observed(bytes: &Bytes) -> Result<(Bytes, Option<Bytes>), prost::Decode
         let start = whole - buf.remaining();
         let (tag, wire_type) = decode_key(&mut buf)?;
         if tag == OBSERVED_TAG {
-            // A view of `bytes`, not a copy.
             let mut piece = Bytes::new();
             prost::encoding::bytes::merge(
                 wire_type,
@@ -170,20 +177,10 @@ fn split_observed(bytes: &Bytes) -> Result<(Bytes, Option<Bytes>), prost::Decode
             }
         }
     }
-    let rest = match kept.as_slice() {
-        [] => Bytes::new(),
-        [(start, end)] => bytes.slice(*start..*end),
-        ranges => ranges
-            .iter()
-            .flat_map(|&(start, end)| bytes[start..end].iter().copied())
-            .collect::<Vec<u8>>()
-            .into(),
-    };
-    let observed = match observed.len() {
-        0 => None,
-        1 => observed.pop(),
-        _ => Some(observed.concat().into()),
-    };
+    let rest = kept
+        .into_iter()
+        .map(|(start, end)| bytes.slice(start..end))
+        .collect();
     Ok((rest, observed))
 }
 
