@@ -154,26 +154,19 @@ fn value_to<T: Target>(t: &T, pieces: &[&[u8]], flavor: Flavor) -> Result<T::V, 
                     expect(wire_type, WireType::Varint)?;
                     Kind::Bool(decode_varint(&mut buf).map_err(|e| decode_error(&e))? != 0)
                 }
-                5 => {
+                5 | 6 => {
                     expect(wire_type, WireType::LengthDelimited)?;
                     let piece = delimited(&mut buf)?;
-                    match kind {
-                        Kind::Struct(mut pieces) => {
-                            pieces.push(piece);
-                            Kind::Struct(pieces)
-                        }
-                        _ => Kind::Struct(vec![piece]),
-                    }
-                }
-                6 => {
-                    expect(wire_type, WireType::LengthDelimited)?;
-                    let piece = delimited(&mut buf)?;
-                    match kind {
-                        Kind::List(mut pieces) => {
-                            pieces.push(piece);
-                            Kind::List(pieces)
-                        }
-                        _ => Kind::List(vec![piece]),
+                    // The same kind again merges; another starts afresh.
+                    let mut pieces = match (tag, kind) {
+                        (5, Kind::Struct(pieces)) | (6, Kind::List(pieces)) => pieces,
+                        _ => Vec::new(),
+                    };
+                    pieces.push(piece);
+                    if tag == 5 {
+                        Kind::Struct(pieces)
+                    } else {
+                        Kind::List(pieces)
                     }
                 }
                 _ => {
