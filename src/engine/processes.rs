@@ -350,11 +350,7 @@ fn lower_priority(pid: Option<u32>) {
 
 /// Sends `job` and reads the worker's answer.
 async fn exchange(socket: &mut UnixStream, job: &Job) -> Ended {
-    let length = job.encoded_len();
-    let mut frame = Vec::with_capacity(length + 4);
-    frame.extend_from_slice(&u32::try_from(length).unwrap_or(u32::MAX).to_le_bytes());
-    job.encode(&mut frame)
-        .expect("a Vec has room for what it reserved");
+    let frame = worker::frame(&[], job);
     if let Err(e) = socket.write_all(&frame).await {
         return Ended::Died(format!("cannot send the job: {e}"));
     }

@@ -33,6 +33,19 @@ pub const FRAME_ANSWER: u8 = 1;
 /// The run went over its memory budget; the worker is about to abort.
 pub const FRAME_OVER_BUDGET: u8 = 2;
 
+/// `head`, then `message`'s length as a little-endian `u32`, then
+/// `message`, encoded straight into the frame.
+pub fn frame(head: &[u8], message: &impl Message) -> Vec<u8> {
+    let length = message.encoded_len();
+    let mut frame = Vec::with_capacity(head.len() + 4 + length);
+    frame.extend_from_slice(head);
+    frame.extend_from_slice(&u32::try_from(length).unwrap_or(u32::MAX).to_le_bytes());
+    message
+        .encode(&mut frame)
+        .expect("a Vec has room for what it reserved");
+    frame
+}
+
 /// What a worker is started with: the limits of its runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Config {
@@ -158,14 +171,7 @@ fn serve(config: &Config, mut stream: UnixStream) {
             return;
         };
         let answer = evaluate(&runtime, job, &cancel, true);
-        let length = answer.encoded_len();
-        let mut frame = Vec::with_capacity(length + 5);
-        frame.push(FRAME_ANSWER);
-        frame.extend_from_slice(&u32::try_from(length).unwrap_or(u32::MAX).to_le_bytes());
-        answer
-            .encode(&mut frame)
-            .expect("a Vec has room for what it reserved");
-        if stream.write_all(&frame).is_err() {
+        if stream.write_all(&frame(&[FRAME_ANSWER], &answer)).is_err() {
             return;
         }
     }
