@@ -115,6 +115,16 @@ fn send(address: &str, bytes: Bytes) -> Result<RunFunctionResponse, tonic::Statu
     })
 }
 
+/// Sends `x = 1` and checks it is answered without a Fatal result.
+fn answers_a_trivial_script(server: &Logged) {
+    let rsp = send(
+        &server.address,
+        request("x = 1\n", &Value::Null, Vec::new()),
+    )
+    .expect("an answer");
+    assert_eq!(fatal(&rsp), None);
+}
+
 fn fatal(rsp: &RunFunctionResponse) -> Option<&str> {
     rsp.results
         .iter()
@@ -459,12 +469,7 @@ fn a_trickling_registry_fails_the_request_at_the_fetch_timeout_naming_it() {
     // Meanwhile, other requests are answered.
     std::thread::sleep(Duration::from_millis(300));
     let started = Instant::now();
-    let rsp = send(
-        &server.address,
-        request("x = 1\n", &Value::Null, Vec::new()),
-    )
-    .expect("an answer");
-    assert_eq!(fatal(&rsp), None);
+    answers_a_trivial_script(&server);
     assert!(
         started.elapsed() < Duration::from_secs(1),
         "another request waited on the registry"
@@ -539,12 +544,7 @@ fn a_request_during_the_warm_up_waits_for_its_worker() {
     // warm-up worker, not by a second process, and so is the next.
     let server = start(&[]);
     assert_eq!(workers(&server), 1, "one worker after the first request");
-    let rsp = send(
-        &server.address,
-        request("x = 1\n", &Value::Null, Vec::new()),
-    )
-    .expect("an answer");
-    assert_eq!(fatal(&rsp), None);
+    answers_a_trivial_script(&server);
     assert_eq!(
         workers(&server),
         1,
@@ -560,12 +560,7 @@ fn idle_workers_exit_and_the_next_request_starts_one() {
     assert!(workers(&server) >= 1, "a worker answered the first request");
     wait_for_no_workers(&server);
     // Only a worker answers: the answer shows one was started for it.
-    let rsp = send(
-        &server.address,
-        request("x = 1\n", &Value::Null, Vec::new()),
-    )
-    .expect("an answer once the workers have gone");
-    assert_eq!(fatal(&rsp), None);
+    answers_a_trivial_script(&server);
 }
 
 #[test]
