@@ -7,6 +7,12 @@ cd "$(dirname "$0")/.."
 
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
+# A clean checkout gains nothing from incremental compilation, which costs
+# most of a gigabyte of target/ (CI's disk has run out before).
+if [ "${CI:-}" = "true" ]; then
+    export CARGO_INCREMENTAL=0
+fi
+
 # Go tools the tests use, built from throwaway modules: `go install
 # module@version` asks the module proxy for the version list, which it
 # refuses for these modules, while building a pinned requirement works.
