@@ -61,6 +61,14 @@ pub struct Cli {
     #[arg(long, env = "STARLARK_WORKER_IDLE_SECONDS", default_value_t = 60)]
     pub worker_idle_seconds: u64,
 
+    /// Microseconds a wait on a worker process polls before sleeping: the
+    /// server for the answer of the only run in flight, a worker for its
+    /// next job. Waking a sleeping thread costs tens of microseconds on
+    /// small VMs; polling trades at most this much CPU per wait for it
+    /// (0: never poll). Ignored with `--isolation threads`.
+    #[arg(long, env = "STARLARK_WORKER_POLL_MICROS", default_value_t = 200)]
+    pub worker_poll_micros: u64,
+
     /// Seconds calls in flight get to finish after SIGTERM (keep it below
     /// the pod's terminationGracePeriodSeconds, 30 by default).
     #[arg(long, env = "STARLARK_SHUTDOWN_GRACE_SECONDS", default_value_t = 25)]

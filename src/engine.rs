@@ -31,6 +31,7 @@ pub mod evaluate;
 pub(crate) mod go_position;
 pub mod job;
 pub(crate) mod loading;
+pub mod poll;
 pub mod processes;
 pub(crate) mod recursion;
 pub mod runtime;

@@ -88,7 +88,8 @@ pub async fn serve(cli: Cli) -> Result<(), ServeError> {
     let limits = cli.limits();
     let engine = match cli.isolation {
         Isolation::Processes => Engine::processes(
-            worker::Config::new(&limits, cli.cache_size, cli.sdk.debug),
+            worker::Config::new(&limits, cli.cache_size, cli.sdk.debug)
+                .polling(cli.worker_poll_micros),
             Some(Duration::from_secs(cli.worker_idle_seconds)),
         )
         .map_err(ServeError::Workers)?,

@@ -18,6 +18,7 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -30,6 +31,7 @@ use tokio::sync::Semaphore;
 
 use super::evaluate::failed;
 use super::job::{Answer, Job};
+use super::poll;
 use super::worker::{self, Config, FRAME_ANSWER, FRAME_OVER_BUDGET};
 use crate::engine::runtime::Limits;
 use crate::error::Error;
@@ -68,6 +70,8 @@ pub struct Pool {
     /// `true` while the warm-up worker starts: a request that finds no
     /// idle worker meanwhile waits for it rather than starting a second.
     warming: tokio::sync::watch::Sender<bool>,
+    /// Runs in flight: the only one polls for its answer (see [`poll`]).
+    running: AtomicUsize,
 }
 
 /// How long a request waits for the warm-up worker before starting its own.
@@ -100,6 +104,7 @@ impl Pool {
             idle: Arc::default(),
             idle_retirement: Some(DEFAULT_IDLE_RETIREMENT),
             warming: tokio::sync::watch::Sender::new(false),
+            running: AtomicUsize::new(0),
         })
     }
 
@@ -167,7 +172,7 @@ impl Pool {
         };
         let answered = tokio::time::timeout(
             self.limits.timeout + GRACE,
-            exchange(&mut worker.socket, &job),
+            exchange(&mut worker.socket, &job, Duration::ZERO),
         )
         .await;
         match answered {
@@ -227,6 +232,8 @@ impl Pool {
 
     /// Runs `job` in a worker process.
     pub async fn run(&self, job: Job) -> Answer {
+        // Counted from arrival: a run waiting for a slot means load.
+        let running = Running::count(&self.running);
         let fast = self
             .fast
             .clone()
@@ -254,7 +261,14 @@ impl Pool {
         let mut _slot = fast;
         let mut demoted = false;
         let ended = {
-            let exchange = exchange(&mut worker.socket, &job);
+            // Alone, the run is worth polling for: the thread has nothing
+            // else to do. Under load, other requests need it.
+            let poll_budget = if running.alone() {
+                self.config.poll_budget()
+            } else {
+                Duration::ZERO
+            };
+            let exchange = exchange(&mut worker.socket, &job, poll_budget);
             tokio::pin!(exchange);
             let demote = tokio::time::sleep(DEMOTE_AFTER);
             tokio::pin!(demote);
@@ -335,6 +349,27 @@ impl Pool {
     }
 }
 
+/// A run counted in flight until dropped.
+struct Running<'a>(&'a AtomicUsize, usize);
+
+impl<'a> Running<'a> {
+    fn count(running: &'a AtomicUsize) -> Running<'a> {
+        let before = running.fetch_add(1, Ordering::AcqRel);
+        Running(running, before + 1)
+    }
+
+    /// Whether no other run was in flight when this one started.
+    fn alone(&self) -> bool {
+        self.1 == 1
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Lowers a worker's CPU priority to the least; a failure only means the
 /// run competes with the others as an equal.
 fn lower_priority(pid: Option<u32>) {
@@ -348,13 +383,15 @@ fn lower_priority(pid: Option<u32>) {
     }
 }
 
-/// Sends `job` and reads the worker's answer.
-async fn exchange(socket: &mut UnixStream, job: &Job) -> Ended {
+/// Sends `job` and reads the worker's answer, polling for it for up to
+/// `poll_budget` first.
+async fn exchange(socket: &mut UnixStream, job: &Job, poll_budget: Duration) -> Ended {
     let frame = worker::frame(&[], job);
     if let Err(e) = socket.write_all(&frame).await {
         return Ended::Died(format!("cannot send the job: {e}"));
     }
     drop(frame);
+    poll::until_readable(&*socket, poll_budget);
     let mut head = [0u8; 5];
     if let Err(e) = socket.read_exact(&mut head).await {
         return Ended::Died(format!("no answer: {e}"));

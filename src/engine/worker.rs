@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::evaluate::evaluate;
 use super::job::Job;
+use super::poll;
 use crate::engine::runtime::{Limits, Runtime};
 use crate::meter;
 
@@ -68,6 +69,14 @@ pub struct Config {
     pub cache_entries: usize,
     /// Debug logging.
     pub debug: bool,
+    /// How long, in microseconds, a wait on the worker socket polls before
+    /// sleeping (see [`super::poll`]); 0 never polls.
+    #[serde(default = "default_poll_micros")]
+    pub poll_micros: u64,
+}
+
+fn default_poll_micros() -> u64 {
+    u64::try_from(poll::DEFAULT_BUDGET.as_micros()).unwrap_or(u64::MAX)
 }
 
 impl Config {
@@ -83,7 +92,20 @@ impl Config {
             concurrency: limits.concurrency,
             cache_entries,
             debug,
+            poll_micros: default_poll_micros(),
         }
+    }
+
+    /// Sets how long waits on the worker socket poll, in microseconds.
+    #[must_use]
+    pub fn polling(mut self, micros: u64) -> Config {
+        self.poll_micros = micros;
+        self
+    }
+
+    /// How long waits on the worker socket poll before sleeping.
+    pub fn poll_budget(&self) -> Duration {
+        Duration::from_micros(self.poll_micros)
     }
 
     /// The limits of the configuration.
@@ -156,7 +178,10 @@ fn serve(config: &Config, mut stream: UnixStream) {
     let runtime = Runtime::new(config.limits(), config.cache_entries);
     let cancel = AtomicBool::new(false);
     let mut buffer = Vec::new();
+    let poll_budget = config.poll_budget();
     loop {
+        // A busy caller's next job comes within microseconds of the answer.
+        poll::until_readable(&stream, poll_budget);
         let mut length = [0u8; 4];
         if stream.read_exact(&mut length).is_err() {
             return;

@@ -553,6 +553,18 @@ fn a_request_during_the_warm_up_waits_for_its_worker() {
 }
 
 #[test]
+fn without_polling_requests_are_answered_by_the_same_worker() {
+    // `--worker-poll-micros 0`: the server and the worker sleep on the
+    // socket at once instead of polling it first; the answers are the
+    // same and the worker is reused.
+    let server = start(&["--worker-poll-micros", "0"]);
+    for _ in 0..3 {
+        answers_a_trivial_script(&server);
+    }
+    assert_eq!(workers(&server), 1, "one worker served every request");
+}
+
+#[test]
 fn idle_workers_exit_and_the_next_request_starts_one() {
     // 3 s: on a loaded machine starting the server can take more than 1 s,
     // and the first worker must still be there to be seen.
