@@ -3,12 +3,14 @@
 //! Starts the release server on loopback, loads it over gRPC with
 //! pre-serialised requests from a client that keeps responses as raw bytes
 //! (decoding them would measure the client), and prints p50, p99,
-//! requests per second, idle and peak RSS per workload at concurrency 1
+//! requests per second, the server's CPU time per call (its worker
+//! processes included), idle and peak RSS per workload at concurrency 1
 //! and 16. With `PEER=<binary>` the same runs against another function
 //! binary (started with `--insecure --address`) in the same run, and a
 //! second table gives the ratios this / peer. First, a no-op gRPC server
 //! in this process (tonic, as this function's) is measured the same way:
-//! the transport floor no function can go below on this machine.
+//! what the transport and the client cost on this machine with a server
+//! that sleeps between calls.
 //!
 //! Environment: `BENCH_SECONDS` (per workload and concurrency, default 3),
 //! `BENCH_ONLY` (a comma-separated list of workload names),
@@ -37,7 +39,9 @@ use bytes::Bytes;
 use function_sdk_rust::proto::v1::{RunFunctionResponse, Severity};
 use prost::Message;
 use serde_json::{Value, json};
-use support::{Sampler, call, connect, memory_kib, mib, ms, request, runtime, start};
+use support::{
+    Sampler, call, connect, cpu_micros, memory_kib, mib, ms, request, runtime, start,
+};
 
 /// One request shape.
 struct Workload {
@@ -197,7 +201,14 @@ struct Sample {
     p99: Duration,
     rps: f64,
     errors: usize,
+    /// Calls made, warm-up included.
+    calls: usize,
+    /// CPU time the server's processes spent per call, in microseconds
+    /// (not known for the in-process no-op server).
+    cpu_us: Option<f64>,
 }
+
+const WARM_UP_CALLS: usize = 20;
 
 fn measure(address: &str, request: &Bytes, concurrency: usize, seconds: f64) -> Sample {
     // A client runtime of its own, on one thread: the client must not take
@@ -208,7 +219,7 @@ fn measure(address: &str, request: &Bytes, concurrency: usize, seconds: f64) -> 
             .await
             .expect("the server accepts connections");
         // Warm up: caches, connections, allocator.
-        for _ in 0..20 {
+        for _ in 0..WARM_UP_CALLS {
             let _ = call(channel.clone(), request.clone()).await;
         }
         let until = Instant::now() + Duration::from_secs_f64(seconds);
@@ -250,6 +261,8 @@ fn measure(address: &str, request: &Bytes, concurrency: usize, seconds: f64) -> 
             p99: at(0.99),
             rps: latencies.len() as f64 / wall,
             errors,
+            calls: WARM_UP_CALLS + latencies.len() + errors,
+            cpu_us: None,
         }
     })
 }
@@ -375,7 +388,10 @@ fn bench(
     let mut samples = Vec::new();
     for w in workloads {
         for &c in levels {
-            let sample = measure(&server.address, &w.request, c, seconds);
+            let cpu_before = cpu_micros(server.child.id());
+            let mut sample = measure(&server.address, &w.request, c, seconds);
+            let cpu = cpu_micros(server.child.id()).saturating_sub(cpu_before);
+            sample.cpu_us = Some(cpu as f64 / sample.calls.max(1) as f64);
             eprintln!(
                 "  {:<24} c={c:<3} p50 {:>9.3} ms  p99 {:>9.3} ms  {:>8.0} req/s{}",
                 w.name,
@@ -461,18 +477,18 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\n| workload | c | p50 ms | p99 ms | req/s |{}",
+        "\n| workload | c | p50 ms | p99 ms | req/s | CPU µs/call |{}",
         if peer.is_some() {
-            " peer p50 | peer p99 | peer req/s | p50 ratio | p99 ratio | req/s ratio |"
+            " peer p50 | peer p99 | peer req/s | peer CPU µs/call | p50 ratio | p99 ratio | req/s ratio | CPU ratio |"
         } else {
             ""
         }
     );
     let _ = writeln!(
         out,
-        "|---|---|---|---|---|{}",
+        "|---|---|---|---|---|---|{}",
         if peer.is_some() {
-            "---|---|---|---|---|---|"
+            "---|---|---|---|---|---|---|---|"
         } else {
             ""
         }
@@ -480,10 +496,11 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
     let sample = |out: &mut String, name: &str, c: usize, s: &Sample| {
         let _ = write!(
             out,
-            "| {name} | {c} | {:.3} | {:.3} | {:.0} |",
+            "| {name} | {c} | {:.3} | {:.3} | {:.0} | {} |",
             ms(s.p50),
             ms(s.p99),
-            s.rps
+            s.rps,
+            s.cpu_us.map_or_else(String::new, |us| format!("{us:.0}"))
         );
     };
     for (i, (name, c, s)) in this.samples.iter().enumerate() {
@@ -492,13 +509,18 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
             let (_, _, g) = &peer.samples[i];
             let _ = write!(
                 out,
-                " {:.3} | {:.3} | {:.0} | {:.2} | {:.2} | {:.2} |",
+                " {:.3} | {:.3} | {:.0} | {} | {:.2} | {:.2} | {:.2} | {} |",
                 ms(g.p50),
                 ms(g.p99),
                 g.rps,
+                g.cpu_us.map_or_else(String::new, |us| format!("{us:.0}")),
                 ms(s.p50) / ms(g.p50),
                 ms(s.p99) / ms(g.p99),
-                s.rps / g.rps
+                s.rps / g.rps,
+                match (s.cpu_us, g.cpu_us) {
+                    (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+                    _ => String::new(),
+                }
             );
         }
         out.push('\n');
@@ -506,7 +528,7 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
     for (c, s) in transport {
         sample(&mut out, "no-op server (transport floor)", *c, s);
         if peer.is_some() {
-            out.push_str(" | | | | | |");
+            out.push_str(" | | | | | | | |");
         }
         out.push('\n');
     }
