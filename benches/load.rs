@@ -39,9 +39,7 @@ use bytes::Bytes;
 use function_sdk_rust::proto::v1::{RunFunctionResponse, Severity};
 use prost::Message;
 use serde_json::{Value, json};
-use support::{
-    Sampler, call, connect, cpu_micros, memory_kib, mib, ms, request, runtime, start,
-};
+use support::{Sampler, call, connect, cpu_micros, memory_kib, mib, ms, request, runtime, start};
 
 /// One request shape.
 struct Workload {
