@@ -164,13 +164,17 @@ fn check_dependencies(
     resources: &BTreeMap<String, Emitted>,
 ) -> Result<(), Error> {
     let known: BTreeSet<&str> = resources.keys().map(String::as_str).collect();
-    let available = known
-        .iter()
-        .map(|n| format!("{n:?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    // Only a message needs the list, and most runs have none.
+    let available = || {
+        known
+            .iter()
+            .map(|n| format!("{n:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     for d in dependencies {
         if d.kind == DependencyKind::Ref && !known.contains(d.dependency.as_str()) {
+            let available = available();
             return Err(Error::Dependency(format!(
                 "Resource({:?}): depends_on references {:?} which was not created by this script; available resources: [{available}]",
                 d.dependent, d.dependency
@@ -189,6 +193,7 @@ fn check_dependencies(
     }
     for d in dependencies {
         if d.kind == DependencyKind::Name && !known.contains(d.dependency.as_str()) {
+            let available = available();
             response::warning(
                 rsp,
                 format!(

@@ -227,8 +227,10 @@ fn resource(ctx: &Context, a: &ResourceArgs) -> anyhow::Result<Outcome> {
     if let Some(external_name) = a.external_name {
         set_external_name(ctx, name, &mut body, external_name).map_err(fail)?;
     }
-    apply_labels(ctx, name, &mut body, a.labels).map_err(fail)?;
-    set_label(&mut body, RESOURCE_NAME_LABEL, name);
+    // The labels map is found (or made) once for every label set on it.
+    let labels = labels_of(&mut body);
+    apply_labels(ctx, name, labels, a.labels).map_err(fail)?;
+    set_label(labels, RESOURCE_NAME_LABEL, name);
     let connection_details = match a.connection_details {
         Some(cd) => string_map(cd, "connection_details").map_err(fail)?,
         None => BTreeMap::new(),
@@ -330,10 +332,13 @@ fn string_value(s: &str) -> PbValue {
     }
 }
 
-fn set_label(body: &mut Struct, key: &str, value: &str) -> Option<PbValue> {
+/// A body's `metadata.labels`, created as needed.
+fn labels_of(body: &mut Struct) -> &mut Struct {
     child(child(body, "metadata"), "labels")
-        .fields
-        .insert(key.to_owned(), string_value(value))
+}
+
+fn set_label(labels: &mut Struct, key: &str, value: &str) -> Option<PbValue> {
+    labels.fields.insert(key.to_owned(), string_value(value))
 }
 
 fn set_external_name(
@@ -372,10 +377,11 @@ fn display_pb(v: &PbValue) -> String {
     }
 }
 
+/// Sets the auto-injected labels, then the `labels=` ones, on `body_labels`.
 fn apply_labels(
     ctx: &Context,
     name: &str,
-    body: &mut Struct,
+    body_labels: &mut Struct,
     labels: Option<Value>,
 ) -> Result<(), String> {
     let user = match labels {
@@ -393,7 +399,7 @@ fn apply_labels(
         return Ok(());
     }
     for (key, value) in auto {
-        if let Some(old) = set_label(body, key, value) {
+        if let Some(old) = set_label(body_labels, key, value) {
             ctx.effects.warn(format!(
                 "Resource {name:?}: body label {key:?}={:?} overridden by auto-injected {value:?}",
                 display_pb(&old)
@@ -401,7 +407,7 @@ fn apply_labels(
         }
     }
     for (key, value) in user.unwrap_or_default() {
-        set_label(body, &key, &value);
+        set_label(body_labels, &key, &value);
         if let Some((_, injected)) = auto.iter().find(|(k, _)| *k == key) {
             ctx.effects.warn(format!(
                 "Resource {name:?}: labels= kwarg {key:?}={value:?} overrides auto-injected {injected:?}"
