@@ -258,14 +258,10 @@ fn rollup(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Memory of a process tree now, in KiB: `(RSS, PSS)`. PSS splits each
-/// page shared by several processes (the binary's code in the server and
-/// its workers) among them; for a single process it is about its RSS.
 /// CPU time (user and system) spent by the tree rooted at `pid`, and by
 /// the workers it has reaped, in microseconds.
 pub fn cpu_micros(pid: u32) -> u64 {
-    // Clock ticks per second: 100 on Linux for every architecture we run on.
-    const TICK_MICROS: u64 = 10_000;
+    let tick_micros = 1_000_000 / rustix::param::clock_ticks_per_second().max(1);
     tree(pid)
         .into_iter()
         .map(|p| {
@@ -280,9 +276,12 @@ pub fn cpu_micros(pid: u32) -> u64 {
                 .sum::<u64>()
         })
         .sum::<u64>()
-        * TICK_MICROS
+        * tick_micros
 }
 
+/// Memory of a process tree now, in KiB: `(RSS, PSS)`. PSS splits each
+/// page shared by several processes (the binary's code in the server and
+/// its workers) among them; for a single process it is about its RSS.
 pub fn memory_kib(pid: u32) -> (u64, u64) {
     tree(pid).into_iter().fold((0, 0), |(rss, pss), p| {
         (rss + rollup(p, "Rss:"), pss + rollup(p, "Pss:"))
