@@ -23,6 +23,15 @@ REGISTRY_BIN="${REGISTRY_BIN:-${GOBIN}/registry}"
 CA_BUNDLE="${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}"
 
 rustup target add "${TARGET}" >/dev/null 2>&1 || true
+# mimalloc is C: the musl target needs musl's compiler wrapper (Debian's
+# musl-tools), which a fresh machine may not have.
+if ! command -v x86_64-linux-musl-gcc >/dev/null 2>&1 && ! command -v musl-gcc >/dev/null 2>&1; then
+    echo "installing musl-tools (the C compiler for the musl target)"
+    sudo_cmd=""
+    if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
+    ${sudo_cmd} apt-get install -y musl-tools >/dev/null 2>&1 \
+        || { ${sudo_cmd} apt-get update >/dev/null 2>&1 && ${sudo_cmd} apt-get install -y musl-tools >/dev/null; }
+fi
 cargo build --release --locked --target "${TARGET}" --bin function-starlark
 
 rm -rf "${OUT}"
