@@ -38,159 +38,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use function_sdk_rust::proto::v1::{RunFunctionResponse, Severity};
 use prost::Message;
-use serde_json::{Value, json};
-use support::{Sampler, call, connect, cpu_micros, memory_kib, mib, ms, request, runtime, start};
-
-/// One request shape.
-struct Workload {
-    name: &'static str,
-    request: Bytes,
-    /// A fragment every correct answer contains (checked once per server).
-    expect: &'static str,
-}
-
-/// `count` resources with labels from `dict.merge`, a dependency on every
-/// tenth, a condition and an XR status field.
-fn resources_script(count: usize) -> String {
-    format!(
-        r#"
-team = get(oxr, "spec.team", "platform")
-base = {{"team": team, "env": get(oxr, "spec.env", "dev")}}
-
-def compose():
-    anchor = None
-    for i in range({count}):
-        labels = dict.merge(base, {{"example.org/index": str(i)}})
-        deps = [anchor] if anchor != None and i % 10 == 0 else []
-        r = Resource("bucket-%d" % i, {{
-            "apiVersion": "s3.aws.upbound.io/v1beta1",
-            "kind": "Bucket",
-            "metadata": {{"annotations": {{"example.org/index": str(i)}}}},
-            "spec": {{"forProvider": {{"region": oxr.spec.region, "tags": labels}}}},
-        }}, labels=labels, depends_on=deps)
-        if i % 10 == 0:
-            anchor = r
-
-compose()
-set_condition("Rendered", "True", "Available", "{count} buckets")
-set_xr_status("buckets", {count})
-"#
-    )
-}
-
-/// An observed resource of about 5 KB.
-fn observed_body(i: usize) -> Value {
-    let tags: serde_json::Map<String, Value> = (0..60)
-        .map(|t| {
-            (
-                format!("tag-{t:02}"),
-                json!(format!("value-{i}-{t:02}-abcdefghij")),
-            )
-        })
-        .collect();
-    json!({
-        "apiVersion": "s3.aws.upbound.io/v1beta1",
-        "kind": "Bucket",
-        "metadata": {"name": format!("bucket-{i}"), "annotations": {"crossplane.io/composition-resource-name": format!("r{i}")}},
-        "spec": {"forProvider": {"region": "eu-west-1", "tags": tags}},
-        "status": {
-            "atProvider": {"arn": format!("arn:aws:s3:::bucket-{i}"), "id": format!("bucket-{i}")},
-            "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}],
-        },
-    })
-}
-
-const OBSERVED_SCRIPT: &str = r#"
-def survey():
-    ready = 0
-    arns = []
-    for i in range(200):
-        name = "r%d" % i
-        if get_observed(name, "status.conditions", []) and get(observed[name], "resource.status.atProvider.id", ""):
-            ready += 1
-        arns.append(get_observed(name, "status.atProvider.arn", ""))
-        tags = get_observed(name, "spec.forProvider.tags", {})
-    set_xr_status("ready", ready)
-    set_xr_status("arns", len(arns))
-
-survey()
-"#;
-
-/// About 5 KB of script over three inline modules.
-fn modules_workload() -> (String, Value) {
-    let mut naming = String::from("def name(prefix, i):\n    return \"%s-%d\" % (prefix, i)\n\n");
-    let mut labels = String::from(
-        "def labels(team, i):\n    return {\"team\": team, \"example.org/index\": str(i)}\n\n",
-    );
-    let mut bodies = String::from(
-        "def bucket(region, tags):\n    return {\"apiVersion\": \"s3.aws.upbound.io/v1beta1\", \"kind\": \"Bucket\", \"spec\": {\"forProvider\": {\"region\": region, \"tags\": tags}}}\n\n",
-    );
-    for k in 0..12 {
-        let _ = writeln!(
-            naming,
-            "def helper_{k}(x):\n    \"\"\"Helper {k} of the naming module.\"\"\"\n    return x + \"-{k}\"\n"
-        );
-        let _ = writeln!(
-            labels,
-            "def extra_{k}(d):\n    \"\"\"Adds label {k}.\"\"\"\n    return dict(d, **{{\"l{k}\": \"v{k}\"}})\n"
-        );
-        let _ = writeln!(
-            bodies,
-            "def field_{k}(body):\n    \"\"\"Reads field {k}.\"\"\"\n    return get(body, \"spec.forProvider.f{k}\", \"\")\n"
-        );
-    }
-    let mut main = String::from(
-        "load(\"naming.star\", \"name\", \"helper_3\")\nload(\"labels.star\", \"labels\", \"extra_1\")\nload(\"bodies.star\", \"bucket\")\n\n",
-    );
-    for k in 0..20 {
-        let _ = writeln!(
-            main,
-            "# Resource group {k}: a bucket with the team's labels and a derived name.\nb{k} = bucket(oxr.spec.region, extra_1(labels(oxr.spec.team, {k})))\nResource(helper_3(name(\"bucket\", {k})), b{k}, labels=labels(oxr.spec.team, {k}))\n"
-        );
-    }
-    main.push_str("set_condition(\"Rendered\", \"True\", \"Available\", \"20 buckets\")\n");
-    let modules = json!({"naming.star": naming, "labels.star": labels, "bodies.star": bodies});
-    (main, modules)
-}
-
-fn workloads() -> Vec<Workload> {
-    let observed: Vec<(String, Value)> = (0..200)
-        .map(|i| (format!("r{i}"), observed_body(i)))
-        .collect();
-    let (modules_main, modules) = modules_workload();
-    vec![
-        Workload {
-            name: "floor (x = 1)",
-            request: request("x = 1\n", &Value::Null, Vec::new()),
-            expect: "",
-        },
-        Workload {
-            name: "10 resources",
-            request: request(&resources_script(10), &Value::Null, Vec::new()),
-            expect: "bucket-9",
-        },
-        Workload {
-            name: "50 resources",
-            request: request(&resources_script(50), &Value::Null, Vec::new()),
-            expect: "bucket-49",
-        },
-        Workload {
-            name: "500 resources",
-            request: request(&resources_script(500), &Value::Null, Vec::new()),
-            expect: "bucket-499",
-        },
-        Workload {
-            name: "200 observed x 5 KB",
-            request: request(OBSERVED_SCRIPT, &Value::Null, observed),
-            expect: "arns",
-        },
-        Workload {
-            name: "5 KB script, 3 modules",
-            request: request(&modules_main, &modules, Vec::new()),
-            expect: "bucket-19-3",
-        },
-    ]
-}
+use serde_json::Value;
+use support::workloads::{Workload, workloads};
+use support::{
+    Sampler, call, connect, context_switches, cpu_micros, memory_kib, mib, ms, request, runtime,
+    start,
+};
 
 /// One measured run.
 #[derive(Clone, Copy, Default)]
@@ -204,6 +57,8 @@ struct Sample {
     /// CPU time the server's processes spent per call, in microseconds
     /// (not known for the in-process no-op server).
     cpu_us: Option<f64>,
+    /// Context switches of the server's threads per call.
+    switches: Option<f64>,
 }
 
 const WARM_UP_CALLS: usize = 20;
@@ -261,6 +116,7 @@ fn measure(address: &str, request: &Bytes, concurrency: usize, seconds: f64) -> 
             errors,
             calls: WARM_UP_CALLS + latencies.len() + errors,
             cpu_us: None,
+            switches: None,
         }
     })
 }
@@ -387,15 +243,20 @@ fn bench(
     for w in workloads {
         for &c in levels {
             let cpu_before = cpu_micros(server.child.id());
+            let switches_before = context_switches(server.child.id());
             let mut sample = measure(&server.address, &w.request, c, seconds);
             let cpu = cpu_micros(server.child.id()).saturating_sub(cpu_before);
+            let switches = context_switches(server.child.id()).saturating_sub(switches_before);
             sample.cpu_us = Some(cpu as f64 / sample.calls.max(1) as f64);
+            sample.switches = Some(switches as f64 / sample.calls.max(1) as f64);
             eprintln!(
-                "  {:<24} c={c:<3} p50 {:>9.3} ms  p99 {:>9.3} ms  {:>8.0} req/s{}",
+                "  {:<24} c={c:<3} p50 {:>9.3} ms  p99 {:>9.3} ms  {:>8.0} req/s  {:>6.0} µs CPU/call  {:>5.1} switches/call{}",
                 w.name,
                 ms(sample.p50),
                 ms(sample.p99),
                 sample.rps,
+                sample.cpu_us.unwrap_or_default(),
+                sample.switches.unwrap_or_default(),
                 if sample.errors > 0 {
                     format!("  ({} errors)", sample.errors)
                 } else {

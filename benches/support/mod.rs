@@ -10,6 +10,7 @@
 )]
 
 pub mod hostile;
+pub mod workloads;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -151,11 +152,15 @@ pub fn this_binary() -> PathBuf {
 pub fn start(binary: &Path, args: &[String]) -> Server {
     let address = format!("127.0.0.1:{}", free_port());
     let spawned = Instant::now();
+    // `BENCH_SERVER_LOG=<file>` keeps what the server logs.
+    let log = std::env::var_os("BENCH_SERVER_LOG")
+        .and_then(|path| std::fs::File::create(path).ok())
+        .map_or_else(Stdio::null, Stdio::from);
     let child = Command::new(binary)
         .args(["--insecure", "--address", &address])
         .args(args)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
     let mut server = Server {
@@ -279,6 +284,29 @@ pub fn cpu_micros(pid: u32) -> u64 {
         * tick_micros
 }
 
+/// Context switches (voluntary and not) of every thread of the tree
+/// rooted at `pid`: each is a thread that slept and was woken, or was
+/// preempted.
+pub fn context_switches(pid: u32) -> u64 {
+    tree(pid)
+        .into_iter()
+        .flat_map(|p| {
+            std::fs::read_dir(format!("/proc/{p}/task"))
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|task| {
+            std::fs::read_to_string(task.path().join("status"))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.contains("ctxt_switches:"))
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .sum::<u64>()
+        })
+        .sum()
+}
+
 /// Memory of a process tree now, in KiB: `(RSS, PSS)`. PSS splits each
 /// page shared by several processes (the binary's code in the server and
 /// its workers) among them; for a single process it is about its RSS.
@@ -288,8 +316,30 @@ pub fn memory_kib(pid: u32) -> (u64, u64) {
     })
 }
 
-/// Samples a process tree's memory every 20 ms until dropped; keeps the
-/// peaks.
+/// Resident memory of a process tree now, in KiB, from `statm`: cheap
+/// to read, unlike `smaps_rollup`, which walks the process's page tables
+/// (about 0.3 ms a process on the benchmark machine) and holds its memory
+/// map lock meanwhile.
+pub fn resident_kib(pid: u32) -> u64 {
+    let page_kib = rustix::param::page_size() as u64 / 1024;
+    tree(pid)
+        .into_iter()
+        .map(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/statm"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .nth(1)
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0)
+                * page_kib
+        })
+        .sum()
+}
+
+/// Samples a process tree's memory until dropped and keeps the peaks:
+/// resident memory every 20 ms, and PSS whenever resident memory reaches
+/// a new high (reading PSS every time stalled the servers measured: the
+/// tails of latency at concurrency 1 were the sampler's).
 pub struct Sampler {
     stop: Arc<AtomicBool>,
     resident: Arc<AtomicU64>,
@@ -307,9 +357,11 @@ impl Sampler {
                 (stop.clone(), resident.clone(), proportional.clone());
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    let (rss, pss) = memory_kib(pid);
-                    resident.fetch_max(rss, Ordering::Relaxed);
-                    proportional.fetch_max(pss, Ordering::Relaxed);
+                    let rss = resident_kib(pid);
+                    if rss > resident.fetch_max(rss, Ordering::Relaxed) {
+                        let (_, pss) = memory_kib(pid);
+                        proportional.fetch_max(pss, Ordering::Relaxed);
+                    }
                     std::thread::sleep(Duration::from_millis(20));
                 }
             })
