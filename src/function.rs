@@ -255,6 +255,7 @@ impl StarlarkFunction {
             sequencing_ttl: checked.sequencing_ttl,
             validate_schemas: checked.validate_schemas,
             timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            poll_after: false,
         };
         let answer = self.engine.run(job).await;
         for print in &answer.prints {

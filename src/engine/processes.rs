@@ -4,37 +4,58 @@
 //! over a budget, crashed or outlived its deadline is stopped and replaced
 //! by a fresh one on demand.
 //!
-//! Two lanes keep long runs from holding up short ones. A run starts in
-//! the fast lane ([`Limits::concurrency`] runs at once). One still going
-//! after [`DEMOTE_AFTER`] gets its worker's CPU priority lowered to the
-//! least (nice 19), and moves to the slow lane (twice as many runs at
-//! once) when it has room, giving its fast slot to the next request. A
-//! demoted worker is retired after its run: an unprivileged process cannot
-//! raise its priority again.
+//! Jobs wait in one queue, and each worker process has a driver task
+//! ([`lane`]) that takes jobs from it, writes them to the worker's socket
+//! and hands each answer back to its request. A worker holds up to
+//! [`DEPTH`] jobs: the one it runs and the next, already in its socket,
+//! so that a busy worker goes from one job to the next without sleeping
+//! and without waiting for the server. Every crossing of the socket that
+//! wakes a sleeping process costs tens of microseconds of CPU on a
+//! virtual machine (measured in README "Performance"); under load, jobs
+//! and answers now cross without waking anyone, several per system call.
+//! An idle worker takes one job; a second waits behind a running one only
+//! when no worker is idle, and for at most [`WITHDRAW_AFTER`]: then it
+//! goes back to the front of the queue, and the worker skips it if it
+//! gets to it after all.
+//!
+//! Two lanes keep long runs from holding up short ones. At most
+//! [`Limits::concurrency`] workers take jobs (the fast lane). A run still
+//! going after [`DEMOTE_AFTER`] gets its worker's CPU priority lowered to
+//! the least (nice 19); the job waiting behind it goes back to the front
+//! of the queue, and the worker moves to the slow lane (twice as many runs
+//! at once) when it has room, so that a fresh worker takes its place. A
+//! demoted worker is killed as soon as it answers: an unprivileged process
+//! cannot raise its priority again, and the job it might have started
+//! next has gone elsewhere.
+//!
+//! A worker runs jobs in the order they came, so when one dies the job it
+//! was running is the first one not answered: that job gets the Fatal
+//! result, and the jobs behind it go back to the queue.
 //!
 //! A worker left idle for [`Pool::retire_idle_after`] (60 s by default)
 //! exits, so a function nobody calls holds only the server's memory; the
 //! next request starts a worker again (a few milliseconds).
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use bytes::Bytes;
 use prost::Message;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 use tokio::process::{Child, Command};
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, oneshot};
 
 use super::evaluate::failed;
 use super::job::{Answer, Job};
-use super::poll;
-use super::worker::{self, Config, FRAME_ANSWER, FRAME_OVER_BUDGET};
+use super::worker::{self, Config};
 use crate::engine::runtime::Limits;
 use crate::error::Error;
+
+mod lane;
 
 /// How long past its deadline a run may take before its worker is killed.
 pub const GRACE: Duration = Duration::from_millis(50);
@@ -42,51 +63,96 @@ pub const GRACE: Duration = Duration::from_millis(50);
 /// How long a run may take before it moves to the slow lane.
 pub const DEMOTE_AFTER: Duration = Duration::from_millis(100);
 
-/// The lowest CPU priority, which demoted workers get.
-const NICEST: i32 = 19;
+/// Jobs a worker holds at once: the one it runs and the one after it.
+/// Two already saves most of the wake-ups; more would hold more jobs
+/// behind a long run.
+pub const DEPTH: usize = 2;
+
+/// How long a job sent behind another may wait for it before it goes back
+/// to the queue for any worker to take (the worker it was sent to skips
+/// it): longer than most runs, short against a slow one.
+pub const WITHDRAW_AFTER: Duration = Duration::from_millis(10);
+
+/// How long a worker may stay idle before it exits, unless set.
+pub const DEFAULT_IDLE_RETIREMENT: Duration = Duration::from_mins(1);
 
 /// One worker process and the socket to it.
 struct Worker {
     child: Child,
     socket: UnixStream,
-    /// When it last finished a run (or started).
-    idle_since: Instant,
 }
 
-/// How long a worker may stay idle before it exits, unless set.
-pub const DEFAULT_IDLE_RETIREMENT: Duration = Duration::from_mins(1);
-
-/// The pool of worker processes.
-pub struct Pool {
-    exe: PathBuf,
-    config: Config,
-    config_json: String,
-    limits: Limits,
-    fast: Arc<Semaphore>,
-    slow: Arc<Semaphore>,
-    idle: Arc<Mutex<Vec<Worker>>>,
-    /// Idle workers older than this exit; `None` keeps them.
-    idle_retirement: Option<Duration>,
-    /// `true` while the warm-up worker starts: a request that finds no
-    /// idle worker meanwhile waits for it rather than starting a second.
-    warming: tokio::sync::watch::Sender<bool>,
-    /// Runs in flight: the only one polls for its answer (see [`poll`]).
-    running: AtomicUsize,
+/// A job waiting for a worker, or in one.
+struct Queued {
+    /// The job's frame, in pieces (see [`worker::job_frame`]).
+    frame: [Bytes; 3],
+    /// The run's time limit.
+    timeout: Duration,
+    /// Where its end goes.
+    answer: oneshot::Sender<Ended>,
 }
-
-/// How long a request waits for the warm-up worker before starting its own.
-const WARM_UP_WAIT: Duration = Duration::from_secs(2);
 
 /// How a job sent to a worker ended.
 enum Ended {
-    /// The worker answered.
-    Answered(Box<Answer>),
+    /// The worker answered: the answer's encoding.
+    Answered(Bytes),
     /// The worker reported going over its memory budget and stopped.
     OverBudget(usize),
     /// The worker stopped without an answer.
     Died(String),
     /// The deadline and grace passed.
     TimedOut,
+    /// No worker could be started.
+    NoWorker(String),
+}
+
+/// The pool of worker processes.
+pub struct Pool {
+    limits: Limits,
+    config: Config,
+    shared: Arc<Shared>,
+}
+
+/// What the pool and its lanes share.
+struct Shared {
+    exe: PathBuf,
+    config_json: String,
+    /// Workers that take jobs at once (the fast lane).
+    lanes: usize,
+    /// Demoted workers that may run at once (the slow lane).
+    slow_lanes: usize,
+    poll_budget: Duration,
+    /// Idle workers older than this exit; `None` keeps them.
+    idle_retirement: Option<Duration>,
+    /// [`WITHDRAW_AFTER`] and [`DEMOTE_AFTER`], unless a test moves them.
+    withdraw_after: Duration,
+    demote_after: Duration,
+    state: Mutex<State>,
+    /// Wakes an idle lane when a job is queued: the one that became idle
+    /// last ([`Notify::notify_last`]), whose worker may still be polling
+    /// for a next job and whose caches are warm.
+    jobs: Notify,
+    /// Wakes a busy lane with room for a job behind its run, when a job
+    /// is queued and no lane is idle.
+    room: Notify,
+    /// Jobs queued or in workers: the only one polls for its answer.
+    in_flight: AtomicUsize,
+}
+
+/// The queue and the count of workers, under one lock.
+#[derive(Default)]
+struct State {
+    /// Jobs no worker has taken yet, oldest first.
+    queue: VecDeque<Queued>,
+    /// Workers of the fast lane, starting ones included.
+    workers: usize,
+    /// Of those, the ones with no job (a starting one is idle: it takes
+    /// the first job queued).
+    idle: usize,
+    /// Of those, the ones whose worker has not said it is ready.
+    starting: usize,
+    /// Demoted workers still running.
+    slow: usize,
 }
 
 impl Pool {
@@ -94,56 +160,34 @@ impl Pool {
     pub fn new(config: Config) -> std::io::Result<Pool> {
         let exe = std::env::current_exe()?;
         let config_json = serde_json::to_string(&config).map_err(std::io::Error::other)?;
+        let lanes = config.concurrency.max(1);
         Ok(Pool {
-            exe,
             limits: config.limits(),
-            fast: Arc::new(Semaphore::new(config.concurrency.max(1))),
-            slow: Arc::new(Semaphore::new(config.concurrency.max(1) * 2)),
+            shared: Arc::new(Shared {
+                exe,
+                config_json,
+                lanes,
+                slow_lanes: lanes * 2,
+                poll_budget: config.poll_budget(),
+                idle_retirement: Some(DEFAULT_IDLE_RETIREMENT),
+                withdraw_after: WITHDRAW_AFTER,
+                demote_after: DEMOTE_AFTER,
+                state: Mutex::default(),
+                jobs: Notify::new(),
+                room: Notify::new(),
+                in_flight: AtomicUsize::new(0),
+            }),
             config,
-            config_json,
-            idle: Arc::default(),
-            idle_retirement: Some(DEFAULT_IDLE_RETIREMENT),
-            warming: tokio::sync::watch::Sender::new(false),
-            running: AtomicUsize::new(0),
         })
     }
 
     /// Lets workers idle for `after` exit (`None`: never).
     #[must_use]
     pub fn retire_idle_after(mut self, after: Option<Duration>) -> Pool {
-        self.idle_retirement = after.filter(|d| !d.is_zero());
+        Arc::get_mut(&mut self.shared)
+            .expect("no worker runs before the pool is configured")
+            .idle_retirement = after.filter(|d| !d.is_zero());
         self
-    }
-
-    /// Retires, every so often, the workers idle for longer than the
-    /// pool allows. Runs until the process ends.
-    fn start_retiring(&self) {
-        let Some(after) = self.idle_retirement else {
-            return;
-        };
-        let idle = Arc::downgrade(&self.idle);
-        let every = (after / 2).clamp(Duration::from_millis(100), Duration::from_secs(5));
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                let Some(idle) = idle.upgrade() else { return };
-                let expired: Vec<Worker> = {
-                    let mut workers = idle.lock().expect("idle lock poisoned");
-                    let (old, fresh) = std::mem::take(&mut *workers)
-                        .into_iter()
-                        .partition(|w| w.idle_since.elapsed() >= after);
-                    *workers = fresh;
-                    old
-                };
-                drop(idle);
-                if !expired.is_empty() {
-                    tracing::debug!(workers = expired.len(), "idle workers exit");
-                }
-                for worker in expired {
-                    retire(worker).await;
-                }
-            }
-        });
     }
 
     /// The limits every run has.
@@ -151,65 +195,190 @@ impl Pool {
         &self.limits
     }
 
+    /// The configuration workers are started with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// Starts one worker and runs a trivial script on it, so that the
     /// first request finds a worker ready. Requests arriving meanwhile
     /// wait for this worker instead of starting their own.
     pub async fn warm_up(&self) -> std::io::Result<()> {
-        self.start_retiring();
-        self.warming.send_replace(true);
-        let warmed = self.warm_one().await;
-        self.warming.send_replace(false);
-        warmed
-    }
-
-    async fn warm_one(&self) -> std::io::Result<()> {
-        let mut worker = self.spawn()?;
         let job = Job {
             filename: "warm-up.star".to_owned(),
             source: "x = 1\n".to_owned(),
             timeout_ms: u64::try_from(self.limits.timeout.as_millis()).unwrap_or(u64::MAX),
             ..Job::default()
         };
-        let answered = tokio::time::timeout(
-            self.limits.timeout + GRACE,
-            exchange(&mut worker.socket, &job, Duration::ZERO),
-        )
-        .await;
-        match answered {
-            Ok(Ended::Answered(answer)) => match answer.failure {
-                None => {
-                    self.release(worker, false).await;
-                    Ok(())
-                }
-                Some(failure) => {
-                    retire(worker).await;
-                    Err(std::io::Error::other(failure))
-                }
+        match self.submit(&job).await {
+            Ended::Answered(bytes) => match Answer::decode(bytes) {
+                Ok(answer) => match answer.failure {
+                    None => Ok(()),
+                    Some(failure) => Err(std::io::Error::other(failure)),
+                },
+                Err(e) => Err(std::io::Error::other(format!(
+                    "the first worker gave an unreadable answer: {e}"
+                ))),
             },
-            Ok(Ended::Died(why)) => {
-                let status = stop(worker).await;
-                Err(std::io::Error::other(format!(
-                    "the first worker stopped before answering ({why}{status})"
-                )))
-            }
-            Ok(Ended::OverBudget(_) | Ended::TimedOut) | Err(_) => {
-                retire(worker).await;
-                Err(std::io::Error::other(
-                    "the first worker did not answer a trivial script",
-                ))
-            }
+            Ended::Died(why) => Err(std::io::Error::other(format!(
+                "the first worker stopped before answering ({why})"
+            ))),
+            Ended::NoWorker(why) => Err(std::io::Error::other(why)),
+            Ended::OverBudget(_) | Ended::TimedOut => Err(std::io::Error::other(
+                "the first worker did not answer a trivial script",
+            )),
         }
     }
 
-    /// An idle worker; while the warm-up runs, waits for its worker first.
-    async fn idle_worker(&self) -> Option<Worker> {
-        let reused = self.idle.lock().expect("idle lock poisoned").pop();
-        if reused.is_some() || !*self.warming.borrow() {
-            return reused;
+    /// Starts workers from `exe` rather than the current executable (tests
+    /// run the pool from a test binary).
+    #[must_use]
+    pub fn spawning(mut self, exe: PathBuf) -> Pool {
+        Arc::get_mut(&mut self.shared)
+            .expect("no worker runs before the pool is configured")
+            .exe = exe;
+        self
+    }
+
+    /// Moves [`WITHDRAW_AFTER`] and [`DEMOTE_AFTER`] (tests take one
+    /// rule at a time out of play).
+    #[must_use]
+    pub fn timing(mut self, withdraw_after: Duration, demote_after: Duration) -> Pool {
+        let shared =
+            Arc::get_mut(&mut self.shared).expect("no worker runs before the pool is configured");
+        shared.withdraw_after = withdraw_after;
+        shared.demote_after = demote_after;
+        self
+    }
+
+    /// Runs `job` in a worker process.
+    pub async fn run(&self, job: Job) -> Answer {
+        let timeout = Duration::from_millis(job.timeout_ms);
+        let ended = self.submit(&job).await;
+        match ended {
+            Ended::Answered(bytes) => Answer::decode(bytes).unwrap_or_else(|e| {
+                failed(
+                    &job.request,
+                    &Error::Internal(format!(
+                        "the worker process running {} gave an unreadable answer: {e}",
+                        job.filename
+                    )),
+                )
+            }),
+            Ended::OverBudget(limit) => failed(
+                &job.request,
+                &Error::MemoryLimit {
+                    mib: limit >> 20,
+                    at: String::new(),
+                },
+            ),
+            Ended::TimedOut => failed(
+                &job.request,
+                &Error::TimeLimit {
+                    seconds: timeout.as_secs(),
+                    at: String::new(),
+                },
+            ),
+            Ended::Died(why) => failed(
+                &job.request,
+                &Error::Internal(format!(
+                    "the worker process running {} stopped before answering ({why}); the script may have nested too deep for the native stack; the worker was replaced",
+                    job.filename
+                )),
+            ),
+            Ended::NoWorker(why) => failed(
+                &job.request,
+                &Error::Internal(format!("cannot start a worker process: {why}")),
+            ),
         }
-        let mut warming = self.warming.subscribe();
-        let _ = tokio::time::timeout(WARM_UP_WAIT, warming.wait_for(|busy| !*busy)).await;
-        self.idle.lock().expect("idle lock poisoned").pop()
+    }
+
+    /// Queues `job` and waits for how it ended.
+    async fn submit(&self, job: &Job) -> Ended {
+        let (answer, ended) = oneshot::channel();
+        let counted = InFlight::count(&self.shared.in_flight);
+        self.shared.enqueue(Queued {
+            frame: worker::job_frame(job, counted.alone()),
+            timeout: Duration::from_millis(job.timeout_ms),
+            answer,
+        });
+        ended
+            .await
+            .unwrap_or_else(|_| Ended::Died("its worker's driver stopped".to_owned()))
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().expect("pool lock poisoned")
+    }
+
+    /// Queues a job, starting a worker for it when none is idle or
+    /// starting and the fast lane has room.
+    fn enqueue(self: &Arc<Self>, queued: Queued) {
+        let mut state = self.lock();
+        state.queue.push_back(queued);
+        self.offer(state);
+    }
+
+    /// Puts jobs a worker could not run back at the front of the queue,
+    /// in their order.
+    fn requeue(self: &Arc<Self>, jobs: impl DoubleEndedIterator<Item = Queued>) {
+        let mut state = self.lock();
+        let mut any = false;
+        for job in jobs.rev() {
+            state.queue.push_front(job);
+            any = true;
+        }
+        if any {
+            self.offer(state);
+        }
+    }
+
+    /// Tells the lanes jobs wait: an idle one (or a new one, started
+    /// here when none is idle), else a busy one with room behind its run.
+    /// Consumes the lock.
+    fn offer(self: &Arc<Self>, state: MutexGuard<'_, State>) {
+        let idle = state.idle > 0;
+        if self.start_workers(state) || idle {
+            self.jobs.notify_last();
+        } else {
+            self.room.notify_last();
+        }
+    }
+
+    /// Starts a worker when jobs wait, no worker is idle or starting, and
+    /// the fast lane has room. Consumes the lock; whether it started one.
+    fn start_workers(self: &Arc<Self>, mut state: MutexGuard<'_, State>) -> bool {
+        if state.queue.is_empty()
+            || state.idle > 0
+            || state.starting > 0
+            || state.workers >= self.lanes
+        {
+            return false;
+        }
+        match self.spawn() {
+            Ok(worker) => {
+                state.workers += 1;
+                state.idle += 1;
+                state.starting += 1;
+                drop(state);
+                tokio::spawn(lane::drive(self.clone(), worker));
+                true
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot start a worker process");
+                if state.workers == 0 {
+                    // Nobody will take the queued jobs: they fail now.
+                    let waiting = std::mem::take(&mut state.queue);
+                    drop(state);
+                    for job in waiting {
+                        let _ = job.answer.send(Ended::NoWorker(e.to_string()));
+                    }
+                }
+                false
+            }
+        }
     }
 
     fn spawn(&self) -> std::io::Result<Worker> {
@@ -226,206 +395,32 @@ impl Pool {
         Ok(Worker {
             child,
             socket: UnixStream::from_std(ours)?,
-            idle_since: Instant::now(),
         })
     }
 
-    /// Runs `job` in a worker process.
-    pub async fn run(&self, job: Job) -> Answer {
-        // Counted from arrival: a run waiting for a slot means load.
-        let running = Running::count(&self.running);
-        let fast = self
-            .fast
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("the semaphore is never closed");
-        let request = job.request.clone();
-        let filename = job.filename.clone();
-        let timeout = Duration::from_millis(job.timeout_ms);
-        let mut worker = match self.idle_worker().await {
-            Some(worker) => worker,
-            None => match self.spawn() {
-                Ok(worker) => worker,
-                Err(e) => {
-                    return failed(
-                        &request,
-                        &Error::Internal(format!("cannot start a worker process: {e}")),
-                    );
-                }
-            },
-        };
-        let pid = worker.child.id();
-        let deadline = tokio::time::Instant::now() + timeout + GRACE;
-        // The slot the run holds: fast, then slow once demoted.
-        let mut _slot = fast;
-        let mut demoted = false;
-        let ended = {
-            // Alone, the run is worth polling for: the thread has nothing
-            // else to do. Under load, other requests need it.
-            let poll_budget = if running.alone() {
-                self.config.poll_budget()
-            } else {
-                Duration::ZERO
-            };
-            let exchange = exchange(&mut worker.socket, &job, poll_budget);
-            tokio::pin!(exchange);
-            let demote = tokio::time::sleep(DEMOTE_AFTER);
-            tokio::pin!(demote);
-            loop {
-                tokio::select! {
-                    ended = &mut exchange => break ended,
-                    () = tokio::time::sleep_until(deadline) => break Ended::TimedOut,
-                    () = &mut demote, if !demoted => {
-                        demoted = true;
-                        lower_priority(pid);
-                        if let Ok(slow) = self.slow.clone().try_acquire_owned() {
-                            _slot = slow;
-                        }
-                    }
-                }
-            }
-        };
-        match ended {
-            Ended::Answered(answer) => {
-                self.release(worker, demoted).await;
-                *answer
-            }
-            Ended::OverBudget(limit) => {
-                retire(worker).await;
-                failed(
-                    &request,
-                    &Error::MemoryLimit {
-                        mib: limit >> 20,
-                        at: String::new(),
-                    },
-                )
-            }
-            Ended::TimedOut => {
-                retire(worker).await;
-                failed(
-                    &request,
-                    &Error::TimeLimit {
-                        seconds: timeout.as_secs(),
-                        at: String::new(),
-                    },
-                )
-            }
-            Ended::Died(why) => {
-                let status = stop(worker).await;
-                failed(
-                    &request,
-                    &Error::Internal(format!(
-                        "the worker process running {filename} stopped before answering ({why}{status}); the script may have nested too deep for the native stack; the worker was replaced"
-                    )),
-                )
-            }
-        }
-    }
-
-    /// Keeps a worker for the next run, unless it was demoted or enough
-    /// workers are already idle.
-    async fn release(&self, mut worker: Worker, demoted: bool) {
-        worker.idle_since = Instant::now();
-        let kept = if demoted {
-            Some(worker)
-        } else {
-            let mut idle = self.idle.lock().expect("idle lock poisoned");
-            if idle.len() < self.limits.concurrency.max(1) {
-                idle.push(worker);
-                None
-            } else {
-                Some(worker)
-            }
-        };
-        if let Some(worker) = kept {
-            retire(worker).await;
-        }
-    }
-
-    /// The configuration workers are started with.
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-}
-
-/// A run counted in flight until dropped.
-struct Running<'a>(&'a AtomicUsize, usize);
-
-impl<'a> Running<'a> {
-    fn count(running: &'a AtomicUsize) -> Running<'a> {
-        let before = running.fetch_add(1, Ordering::AcqRel);
-        Running(running, before + 1)
-    }
-
-    /// Whether no other run was in flight when this one started.
+    /// Whether a single job is queued or running.
     fn alone(&self) -> bool {
-        self.1 == 1
+        self.in_flight.load(Ordering::Acquire) == 1
     }
 }
 
-impl Drop for Running<'_> {
+/// A job counted in flight until dropped.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn count(in_flight: &'a AtomicUsize) -> InFlight<'a> {
+        in_flight.fetch_add(1, Ordering::AcqRel);
+        InFlight(in_flight)
+    }
+
+    /// Whether no other job was in flight.
+    fn alone(&self) -> bool {
+        self.0.load(Ordering::Acquire) == 1
+    }
+}
+
+impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// Lowers a worker's CPU priority to the least; a failure only means the
-/// run competes with the others as an equal.
-fn lower_priority(pid: Option<u32>) {
-    let pid = pid
-        .and_then(|p| i32::try_from(p).ok())
-        .and_then(rustix::process::Pid::from_raw);
-    if let Some(pid) = pid
-        && let Err(e) = rustix::process::setpriority_process(Some(pid), NICEST)
-    {
-        tracing::debug!(error = %e, "cannot lower the priority of a worker");
-    }
-}
-
-/// Sends `job` and reads the worker's answer, polling for it for up to
-/// `poll_budget` first.
-async fn exchange(socket: &mut UnixStream, job: &Job, poll_budget: Duration) -> Ended {
-    let frame = worker::frame(&[], job);
-    if let Err(e) = socket.write_all(&frame).await {
-        return Ended::Died(format!("cannot send the job: {e}"));
-    }
-    drop(frame);
-    poll::until_readable(&*socket, poll_budget);
-    let mut head = [0u8; 5];
-    if let Err(e) = socket.read_exact(&mut head).await {
-        return Ended::Died(format!("no answer: {e}"));
-    }
-    let length = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
-    let mut payload = vec![0u8; length];
-    if let Err(e) = socket.read_exact(&mut payload).await {
-        return Ended::Died(format!("a cut answer: {e}"));
-    }
-    match head[0] {
-        // From `Bytes`, the answer's response is a view of the payload.
-        FRAME_ANSWER => match Answer::decode(Bytes::from(payload)) {
-            Ok(answer) => Ended::Answered(Box::new(answer)),
-            Err(e) => Ended::Died(format!("an unreadable answer: {e}")),
-        },
-        FRAME_OVER_BUDGET if length == 8 => {
-            let mut limit = [0u8; 8];
-            limit.copy_from_slice(&payload);
-            Ended::OverBudget(usize::try_from(u64::from_le_bytes(limit)).unwrap_or(usize::MAX))
-        }
-        kind => Ended::Died(format!("an unknown frame kind {kind}")),
-    }
-}
-
-/// Kills a worker that must not run again and reaps it.
-async fn retire(mut worker: Worker) {
-    let _ = worker.child.kill().await;
-}
-
-/// Reaps a worker that stopped on its own; `, exit status ...` when known.
-async fn stop(mut worker: Worker) -> String {
-    let _ = worker.child.start_kill();
-    match tokio::time::timeout(Duration::from_secs(1), worker.child.wait()).await {
-        Ok(Ok(status)) => format!(", {status}"),
-        _ => String::new(),
     }
 }

@@ -1,15 +1,28 @@
 //! A worker process: this same binary started with [`ARG`], reading jobs
 //! from its standard input (one end of a socket pair the server holds)
-//! and writing answers back, one at a time, until the server closes it.
+//! and writing answers back, in the order the jobs came, until the server
+//! closes it.
 //!
-//! Frames from the server: a little-endian `u32` length, then a [`Job`].
-//! Frames to the server: a kind byte, a little-endian `u32` length, then
-//! the payload: [`FRAME_ANSWER`] with an [`Answer`](super::job::Answer), or
-//! [`FRAME_OVER_BUDGET`] with the budget as a little-endian `u64`, sent
-//! just before the worker aborts because a run went over its memory
-//! budget (see [`crate::meter`]).
+//! Frames from the server: the job's start-by time (a little-endian `u64`
+//! of [`monotonic_nanos`], 0 for none), a little-endian `u32` length, then
+//! a [`Job`]. Frames to the server: a kind byte, a little-endian `u32`
+//! length, then the payload: [`FRAME_ANSWER`] with an
+//! [`Answer`](super::job::Answer); [`FRAME_EXPIRED`], empty, for a job
+//! reached after its start-by time and not run; or [`FRAME_OVER_BUDGET`]
+//! with the budget as a little-endian `u64`, sent just before the worker
+//! aborts because a run went over its memory budget (see [`crate::meter`]).
+//! Every job gets exactly one of them, in the order the jobs came. Before
+//! any of them, once it has started, the worker sends [`FRAME_READY`]:
+//! a run's time on the server's clock starts only then.
+//!
+//! The server may send a job while the previous one still runs (see
+//! [`super::processes`]): it waits in the socket, and the worker reads it
+//! as soon as it answers, without sleeping in between. Reads take whatever
+//! the socket holds, so several small jobs cost one system call. Such a
+//! job carries a start-by time: if the run before it takes too long, the
+//! server gives the job to another worker, and this one skips it.
 
-use std::io::{Read, Write};
+use std::io::{IoSlice, Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::sync::OnceLock;
@@ -21,7 +34,7 @@ use prost::Message;
 use serde::{Deserialize, Serialize};
 
 use super::evaluate::evaluate;
-use super::job::Job;
+use super::job::{Answer, Job};
 use super::poll;
 use crate::engine::runtime::{Limits, Runtime};
 use crate::meter;
@@ -33,6 +46,23 @@ pub const ARG: &str = "__starlark-worker";
 pub const FRAME_ANSWER: u8 = 1;
 /// The run went over its memory budget; the worker is about to abort.
 pub const FRAME_OVER_BUDGET: u8 = 2;
+/// The job was reached after its start-by time and not run.
+pub const FRAME_EXPIRED: u8 = 3;
+/// The worker has started and takes jobs: sent once, first.
+pub const FRAME_READY: u8 = 4;
+
+/// Bytes before a job frame's length: its start-by time.
+pub const JOB_HEAD: usize = 8;
+
+/// Nanoseconds of the system's monotonic clock, which the server and its
+/// workers share.
+pub fn monotonic_nanos() -> u64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    u64::try_from(now.tv_sec)
+        .unwrap_or(0)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::try_from(now.tv_nsec).unwrap_or(0))
+}
 
 /// `head`, then `message`'s length as a little-endian `u32`, then
 /// `message`, encoded straight into the frame.
@@ -45,6 +75,121 @@ pub fn frame(head: &[u8], message: &impl Message) -> Vec<u8> {
         .encode(&mut frame)
         .expect("a Vec has room for what it reserved");
     frame
+}
+
+/// A frame in three pieces to be written one after the other: `head`,
+/// the length and the start of the message; `bytes`, the content of the
+/// message's field 1 (a request or a response, often the bulk of it),
+/// not copied; and the message's other fields. `rest` is the message
+/// with field 1 left empty. Field order does not matter to protobuf.
+pub fn frame_around(head: &[u8], bytes: &Bytes, rest: &impl Message) -> [Bytes; 3] {
+    let rest_length = rest.encoded_len();
+    let field_head = 1 + prost::encoding::encoded_len_varint(bytes.len() as u64);
+    let length = if bytes.is_empty() {
+        rest_length
+    } else {
+        field_head + bytes.len() + rest_length
+    };
+    let mut start = Vec::with_capacity(head.len() + 4 + field_head);
+    start.extend_from_slice(head);
+    start.extend_from_slice(&u32::try_from(length).unwrap_or(u32::MAX).to_le_bytes());
+    if !bytes.is_empty() {
+        // Field 1, length-delimited.
+        start.push(1 << 3 | 2);
+        prost::encoding::encode_varint(bytes.len() as u64, &mut start);
+    }
+    [
+        Bytes::from(start),
+        bytes.clone(),
+        Bytes::from(rest.encode_to_vec()),
+    ]
+}
+
+/// The frame of `job`, its request not copied; `poll_after` asks the
+/// worker to poll for the next job after answering this one.
+pub fn job_frame(job: &Job, poll_after: bool) -> [Bytes; 3] {
+    let rest = Job {
+        request: Bytes::new(),
+        poll_after,
+        ..job.clone()
+    };
+    frame_around(&[], &job.request, &rest)
+}
+
+/// The frame of `answer`, its response not copied.
+pub fn answer_frame(mut answer: Answer) -> [Bytes; 3] {
+    let response = std::mem::take(&mut answer.response);
+    frame_around(&[FRAME_ANSWER], &response, &answer)
+}
+
+/// Reads length-prefixed frames off a stream, taking whatever the stream
+/// holds with each read.
+pub struct FrameReader {
+    buffer: bytes::BytesMut,
+}
+
+/// What one read asks for at least: small frames come several at a time.
+const READ_CHUNK: usize = 16 << 10;
+
+impl Default for FrameReader {
+    fn default() -> Self {
+        FrameReader {
+            buffer: bytes::BytesMut::with_capacity(READ_CHUNK),
+        }
+    }
+}
+
+impl FrameReader {
+    /// The next frame's payload, once whole: `head` bytes of kind, then a
+    /// `u32` length. `None` at the end of the stream.
+    pub fn next(
+        &mut self,
+        stream: &mut impl Read,
+        head: usize,
+        before_read: impl Fn(),
+    ) -> Option<(Bytes, Bytes)> {
+        loop {
+            if let Some(frame) = self.take(head) {
+                return Some(frame);
+            }
+            if self.buffer.is_empty() {
+                before_read();
+            }
+            let wanted = self.wanted(head).max(READ_CHUNK);
+            let filled = self.buffer.len();
+            self.buffer.resize(filled + wanted, 0);
+            match stream.read(&mut self.buffer[filled..]) {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.buffer.truncate(filled + n),
+            }
+        }
+    }
+
+    /// The length of the frame at the front, once its length is there.
+    fn length(&self, head: usize) -> Option<usize> {
+        let bytes = self.buffer.get(head..head + 4)?;
+        Some(u32::from_le_bytes(bytes.try_into().expect("four bytes of length")) as usize)
+    }
+
+    /// The bytes still missing from the frame at the front.
+    fn wanted(&self, head: usize) -> usize {
+        match self.length(head) {
+            None => head + 4 - self.buffer.len(),
+            Some(length) => (head + 4 + length).saturating_sub(self.buffer.len()),
+        }
+    }
+
+    /// A whole frame off the front of the buffer: its kind bytes and its
+    /// payload.
+    fn take(&mut self, head: usize) -> Option<(Bytes, Bytes)> {
+        let length = self.length(head)?;
+        if self.buffer.len() < head + 4 + length {
+            return None;
+        }
+        let kind = self.buffer.split_to(head + 4).freeze().slice(..head);
+        let payload = self.buffer.split_to(length).freeze();
+        Some((kind, payload))
+    }
 }
 
 /// What a worker is started with: the limits of its runs.
@@ -177,27 +322,70 @@ pub fn main(config: &str) -> std::process::ExitCode {
 fn serve(config: &Config, mut stream: UnixStream) {
     let runtime = Runtime::new(config.limits(), config.cache_entries);
     let cancel = AtomicBool::new(false);
-    let mut buffer = Vec::new();
+    let mut frames = FrameReader::default();
     let poll_budget = config.poll_budget();
+    if write_all(
+        &mut stream,
+        &[Bytes::from_static(&[FRAME_READY, 0, 0, 0, 0])],
+    )
+    .is_err()
+    {
+        return;
+    }
+    let socket = stream.try_clone();
+    let mut poll = false;
     loop {
-        // A busy caller's next job comes within microseconds of the answer.
-        poll::until_readable(&stream, poll_budget);
-        let mut length = [0u8; 4];
-        if stream.read_exact(&mut length).is_err() {
-            return;
-        }
-        buffer.resize(u32::from_le_bytes(length) as usize, 0);
-        if stream.read_exact(&mut buffer).is_err() {
-            return;
+        // A lone caller's next job comes within microseconds of the
+        // answer; a job already waiting in the socket is read at once.
+        let next = frames.next(&mut stream, JOB_HEAD, || {
+            if let Ok(socket) = &socket
+                && poll
+            {
+                poll::until_readable(socket, poll_budget);
+            }
+        });
+        let Some((head, payload)) = next else { return };
+        let start_by = u64::from_le_bytes(head[..].try_into().expect("eight bytes of start-by"));
+        if start_by != 0 && monotonic_nanos() > start_by {
+            // The server has given this job to another worker.
+            if write_all(
+                &mut stream,
+                &[Bytes::from_static(&[FRAME_EXPIRED, 0, 0, 0, 0])],
+            )
+            .is_err()
+            {
+                return;
+            }
+            continue;
         }
         // Decoded from `Bytes`, the job's request is a view of the buffer,
         // not a copy of it.
-        let Ok(job) = Job::decode(Bytes::from(std::mem::take(&mut buffer))) else {
+        let Ok(job) = Job::decode(payload) else {
             return;
         };
+        poll = job.poll_after;
         let answer = evaluate(&runtime, job, &cancel, true);
-        if stream.write_all(&frame(&[FRAME_ANSWER], &answer)).is_err() {
+        if write_all(&mut stream, &answer_frame(answer)).is_err() {
             return;
         }
     }
+}
+
+/// Writes every piece, in order.
+pub fn write_all(stream: &mut impl Write, pieces: &[Bytes]) -> std::io::Result<()> {
+    let mut slices: Vec<IoSlice> = pieces
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| IoSlice::new(p))
+        .collect();
+    let mut slices = slices.as_mut_slice();
+    while !slices.is_empty() {
+        match stream.write_vectored(slices) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut slices, n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }

@@ -12,6 +12,7 @@ mod architecture;
 mod check_cli;
 mod checklist;
 mod docs;
+mod engine;
 mod examples;
 mod hostile;
 mod modules;

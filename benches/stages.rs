@@ -1,0 +1,163 @@
+//! Where a request's time goes, in-process: `cargo bench --bench stages`.
+//!
+//! For each workload of the load benchmark, times (median of many calls,
+//! on one thread) the server's share of a call before the run (reading the
+//! head and the input, gathering sources, building the job), the job's
+//! encoding for a worker process, the run itself as a worker does it
+//! (`evaluate`: the request decoded, the script run, the response built
+//! and encoded), and the whole handler with worker threads.
+
+#![allow(clippy::cast_precision_loss)]
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use function_starlark::engine::job::{Job, RequestHead};
+use function_starlark::engine::{Limits, Runtime, evaluate};
+use function_starlark::function::StarlarkFunction;
+use function_starlark::input::{self, Plan, Settings, UsageApi};
+use function_starlark::loader::Sources;
+use function_starlark::loader::oci::OciResolver;
+use function_starlark::metrics::Metrics;
+use prost::Message;
+use support::workloads::workloads;
+
+/// The median time of `f` over about `budget` of calls.
+fn median(budget: Duration, mut f: impl FnMut()) -> Duration {
+    for _ in 0..20 {
+        f();
+    }
+    let mut times = Vec::new();
+    let started = Instant::now();
+    while started.elapsed() < budget || times.len() < 50 {
+        let t = Instant::now();
+        f();
+        times.push(t.elapsed());
+    }
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn settings() -> Settings {
+    Settings {
+        scripts_dir: "/scripts".into(),
+        env: Box::new(|_| None),
+    }
+}
+
+async fn prepare(bytes: &Bytes, oci: &OciResolver) -> Job {
+    let head = RequestHead::decode(bytes.as_ref()).expect("a request");
+    let input = input::decode(head.input.as_ref()).expect("an input");
+    let Plan::Run(checked) = input::check(input, &settings()).expect("a checked input") else {
+        panic!("a script to run")
+    };
+    let request = head.into_request();
+    let sources = Sources::gather(&checked, oci, &request)
+        .await
+        .sources
+        .expect("sources");
+    Job {
+        request: bytes.clone(),
+        filename: checked.script.filename,
+        source: checked.script.source,
+        modules: Job::modules_of(&sources),
+        default_registry: sources.default_registry().map(str::to_owned),
+        usage_api_v1: checked.usage_api == UsageApi::V1,
+        sequencing_ttl: checked.sequencing_ttl,
+        validate_schemas: checked.validate_schemas,
+        timeout_ms: 10_000,
+        poll_after: false,
+    }
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list" || a == "--test") {
+        return;
+    }
+    let budget = Duration::from_secs_f64(
+        std::env::var("BENCH_SECONDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1.0),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let runtime = Arc::new(Runtime::new(Limits::default(), 64));
+    let function = StarlarkFunction::new(runtime.clone(), settings(), Metrics::default());
+    let oci = OciResolver::default();
+    let cancel = AtomicBool::new(false);
+    println!(
+        "| workload | prepare µs | job encode+decode µs | evaluate µs | evaluate on a thread µs | handler (threads) µs |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let only = std::env::var("BENCH_ONLY").ok();
+    let only_eval = std::env::var_os("BENCH_EVAL_ONLY").is_some();
+    for w in workloads().into_iter().filter(|w| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|n| w.name.starts_with(n.trim())))
+    }) {
+        if only_eval {
+            let job = rt.block_on(prepare(&w.request, &oci));
+            let eval = median(budget, || {
+                let _ = evaluate::evaluate(&runtime, job.clone(), &cancel, false);
+            });
+            println!(
+                "| {} | evaluate {:.1} µs |",
+                w.name,
+                eval.as_secs_f64() * 1e6
+            );
+            continue;
+        }
+        let prepare_time = median(budget, || {
+            rt.block_on(prepare(&w.request, &oci));
+        });
+        let job = rt.block_on(prepare(&w.request, &oci));
+        let wire = median(budget, || {
+            let bytes = Bytes::from(job.encode_to_vec());
+            let _ = Job::decode(bytes).expect("a job");
+        });
+        let eval = median(budget, || {
+            let answer = evaluate::evaluate(&runtime, job.clone(), &cancel, false);
+            assert!(answer.failure.is_none(), "{}: {:?}", w.name, answer.failure);
+        });
+        let (jobs_tx, jobs_rx) = std::sync::mpsc::channel::<Job>();
+        let (answers_tx, answers_rx) = std::sync::mpsc::channel();
+        let thread_runtime = runtime.clone();
+        let worker = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || {
+                let cancel = AtomicBool::new(false);
+                for job in jobs_rx {
+                    let _ =
+                        answers_tx.send(evaluate::evaluate(&thread_runtime, job, &cancel, false));
+                }
+            })
+            .expect("a thread");
+        let on_thread = median(budget, || {
+            jobs_tx.send(job.clone()).expect("sent");
+            let _ = answers_rx.recv().expect("an answer");
+        });
+        drop(jobs_tx);
+        let _ = worker.join();
+        let handler = median(budget, || {
+            rt.block_on(function.handle_bytes(w.request.clone()))
+                .expect("an answer");
+        });
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        println!(
+            "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            w.name,
+            us(prepare_time),
+            us(wire),
+            us(eval),
+            us(on_thread),
+            us(handler)
+        );
+    }
+}
