@@ -487,7 +487,10 @@ fn a_trickling_registry_fails_the_request_at_the_fetch_timeout_naming_it() {
 fn sigterm_lets_calls_in_flight_finish_then_exits_zero() {
     let mut server = start(&["--shutdown-grace-seconds", "20"]);
     let address = server.address.clone();
-    let slow = "def wait():\n    n = 0\n    for i in range(250000):\n        n += i\n    return n\nx = wait()\n";
+    // Each run takes a while in a debug build (about a second), so that
+    // all 16 are in flight when the signal comes, yet all of them fit in
+    // the grace period on a loaded machine.
+    let slow = "def wait():\n    n = 0\n    for i in range(100000):\n        n += i\n    return n\nx = wait()\n";
     let calls: Vec<_> = (0..16)
         .map(|_| {
             let address = address.clone();
