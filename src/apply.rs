@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use crate::builtins::conditions::COMPOSED_RESOURCES_READY;
 use crate::builtins::resources::RESOURCE_NAME_LABEL;
 use crate::effects::{
-    Condition, Dependency, DependencyKind, Effects, Emitted, Event, Match, Severity, Target,
+    Body, Condition, Dependency, DependencyKind, Effects, Emitted, Event, Match, Severity, Target,
 };
 use crate::error::Error;
 use crate::go::duration::{parse_go_duration, to_seconds_nanos};
@@ -86,10 +86,16 @@ pub fn apply_fatal(rsp: &mut RunFunctionResponse, effects: &Effects, message: St
     apply_requirements(rsp, effects);
 }
 
+/// Bodies of composed resources already encoded, by resource name: the
+/// response holds their other fields, and its encoding takes the body from
+/// here (see `engine::wire`).
+pub type EncodedBodies = BTreeMap<String, bytes::Bytes>;
+
 /// The success path: each stage below writes its part of the response, in
-/// the order the response is built.
+/// the order the response is built. Encoded bodies go to `bodies`.
 pub fn apply_success(
     rsp: &mut RunFunctionResponse,
+    bodies: &mut EncodedBodies,
     request: &Request,
     effects: &Effects,
     dxr: Result<Struct, String>,
@@ -104,7 +110,7 @@ pub fn apply_success(
         set_ttl(rsp, (nanos != 0).then(|| duration_from_nanos(nanos)));
     }
     let emitted = resources.len();
-    emit_resources(rsp, resources);
+    emit_resources(rsp, bodies, resources);
     let readiness = readiness(effects, &sequencing.defers);
     set_composite(rsp, dxr.map_err(Error::Dxr)?, readiness.as_ref());
     merge_context(rsp, context.map_err(Error::Context)?);
@@ -116,6 +122,10 @@ pub fn apply_success(
         response::warning(rsp, warning.clone());
     }
     if settings.validate_schemas {
+        // Validation reads the bodies as structs.
+        for (name, body) in std::mem::take(bodies) {
+            response::desired_composed(rsp, name).resource = Some(Body::Encoded(body).to_struct());
+        }
         schemas::validate(rsp, request);
     }
     response::normal(rsp, SUCCESS_MESSAGE);
@@ -283,10 +293,21 @@ fn defer_unready(
 }
 
 /// The composed resources the script emitted (and sequencing kept).
-fn emit_resources(rsp: &mut RunFunctionResponse, resources: BTreeMap<String, Emitted>) {
+fn emit_resources(
+    rsp: &mut RunFunctionResponse,
+    bodies: &mut EncodedBodies,
+    resources: BTreeMap<String, Emitted>,
+) {
     for (name, r) in resources {
+        let resource = match r.body {
+            Body::Struct(body) => Some(body),
+            Body::Encoded(body) => {
+                bodies.insert(name.clone(), body);
+                None
+            }
+        };
         *response::desired_composed(rsp, name) = pb::Resource {
-            resource: Some(r.body),
+            resource,
             connection_details: r.connection_details.into_iter().collect(),
             ready: r.ready as i32,
         };
@@ -611,8 +632,9 @@ fn usage(
     let selector = |who: &str| {
         let mut fields = Vec::new();
         if let Some(r) = resources.get(who) {
+            let body = r.body.to_struct();
             for key in ["apiVersion", "kind"] {
-                let value = match struct_field(&r.body, key) {
+                let value = match struct_field(&body, key) {
                     Some(Kind::StringValue(s)) => s.clone(),
                     _ => String::new(),
                 };

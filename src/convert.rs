@@ -10,7 +10,10 @@ use starlark::values::dict::{AllocDict, DictRef};
 use starlark::values::list::{AllocList, ListRef};
 use starlark::values::{FrozenHeap, FrozenValue, Heap, Value, ValueLike};
 
+mod body;
 mod encoded;
+
+pub use body::{Edits, dict_get, encode_resource_body, is_dict_like};
 
 use crate::go::float::format_g;
 use crate::values::attr_dict::{AttrDict, Entries, FrozenAttrDict};

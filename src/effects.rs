@@ -71,11 +71,33 @@ pub struct Condition {
     pub target: Target,
 }
 
+/// A composed resource's body, ready for the response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    /// The encoding of a `google.protobuf.Struct`, as `Resource()` writes
+    /// it straight from the script's dict (see [`crate::convert`]).
+    Encoded(bytes::Bytes),
+    /// A struct: an observed body emitted again as it was.
+    Struct(Struct),
+}
+
+impl Body {
+    /// The body as a struct, decoded when encoded.
+    pub fn to_struct(&self) -> Struct {
+        match self {
+            Body::Struct(s) => s.clone(),
+            Body::Encoded(bytes) => {
+                prost::Message::decode(bytes.clone()).expect("a body this function encoded")
+            }
+        }
+    }
+}
+
 /// A composed resource the script emitted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Emitted {
     /// The body, ready for the response.
-    pub body: Struct,
+    pub body: Body,
     /// Readiness as the script declared it.
     pub ready: Ready,
     /// Per-resource connection details.

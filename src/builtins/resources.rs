@@ -16,8 +16,10 @@ use starlark::values::tuple::TupleRef;
 use starlark::values::{Value, ValueLike};
 
 use crate::builtins::context;
-use crate::convert::{ToPb, dict_entries, value_to_struct};
-use crate::effects::{Context, Dependency, DependencyKind, Emitted};
+use crate::convert::{
+    Edits, ToPb, dict_entries, dict_get, encode_resource_body, is_dict_like, value_to_pb,
+};
+use crate::effects::{Body, Context, Dependency, DependencyKind, Emitted};
 use crate::values::attr_dict::is_attr_dict;
 use crate::values::refs::{ResourceRef, SkippedRef};
 
@@ -217,20 +219,35 @@ fn resource(ctx: &Context, a: &ResourceArgs) -> anyhow::Result<Outcome> {
     }
 
     // The normal path.
-    if is_attr_dict(a.body) || dict_entries(a.body).is_none() {
+    if is_attr_dict(a.body) || !is_dict_like(a.body) {
         return Err(fail(format!(
             "body must be dict, got {}",
             a.body.get_type()
         )));
     }
-    let mut body = value_to_struct(a.body, ToPb::RESOURCE_BODY).map_err(|e| fail(e.to_string()))?;
-    if let Some(external_name) = a.external_name {
-        set_external_name(ctx, name, &mut body, external_name).map_err(fail)?;
+    // The body is encoded with the labels and annotation set on it; its
+    // own mistakes are reported before those of the other arguments.
+    let external_name = a
+        .external_name
+        .map(|v| external_name_edit(name, a.body, v))
+        .transpose();
+    let labels = label_edits(ctx, name, a.body, a.labels);
+    let edits = Edits {
+        labels: labels.as_ref().map(|l| l.0.clone()).unwrap_or_default(),
+        annotations: match &external_name {
+            Ok(Some((entry, _))) => vec![entry.clone()],
+            _ => Vec::new(),
+        },
+    };
+    let body = encode_resource_body(a.body, &edits).map_err(|e| fail(e.to_string()))?;
+    let external_name = external_name.map_err(fail)?;
+    let (_, label_warnings) = labels.map_err(fail)?;
+    if let Some((_, Some(warning))) = external_name {
+        ctx.effects.warn(warning);
     }
-    // The labels map is found (or made) once for every label set on it.
-    let labels = labels_of(&mut body);
-    apply_labels(ctx, name, labels, a.labels).map_err(fail)?;
-    set_label(labels, RESOURCE_NAME_LABEL, name);
+    for warning in label_warnings {
+        ctx.effects.warn(warning);
+    }
     let connection_details = match a.connection_details {
         Some(cd) => string_map(cd, "connection_details").map_err(fail)?,
         None => BTreeMap::new(),
@@ -252,7 +269,7 @@ fn resource(ctx: &Context, a: &ResourceArgs) -> anyhow::Result<Outcome> {
     ctx.effects.resources.borrow_mut().insert(
         name.to_owned(),
         Emitted {
-            body,
+            body: Body::Encoded(body),
             ready,
             connection_details: connection_details
                 .into_iter()
@@ -304,7 +321,7 @@ fn preserve_observed(ctx: &Context, name: &str, observed: &Struct, why: &str) ->
     ctx.effects.resources.borrow_mut().insert(
         name.to_owned(),
         Emitted {
-            body,
+            body: Body::Struct(body),
             ready: Ready::Unspecified,
             connection_details: BTreeMap::new(),
         },
@@ -314,39 +331,13 @@ fn preserve_observed(ctx: &Context, name: &str, observed: &Struct, why: &str) ->
     Outcome::Emitted
 }
 
-/// The struct under `key`, created (or replacing a non-struct) as needed.
-fn child<'a>(s: &'a mut Struct, key: &str) -> &'a mut Struct {
-    let entry = s.fields.entry(key.to_owned()).or_default();
-    if !matches!(entry.kind, Some(Kind::StructValue(_))) {
-        entry.kind = Some(Kind::StructValue(Struct::default()));
-    }
-    match &mut entry.kind {
-        Some(Kind::StructValue(child)) => child,
-        _ => unreachable!("the entry was just made a struct"),
-    }
-}
-
-fn string_value(s: &str) -> PbValue {
-    PbValue {
-        kind: Some(Kind::StringValue(s.to_owned())),
-    }
-}
-
-/// A body's `metadata.labels`, created as needed.
-fn labels_of(body: &mut Struct) -> &mut Struct {
-    child(child(body, "metadata"), "labels")
-}
-
-fn set_label(labels: &mut Struct, key: &str, value: &str) -> Option<PbValue> {
-    labels.fields.insert(key.to_owned(), string_value(value))
-}
-
-fn set_external_name(
-    ctx: &Context,
+/// The annotation `external_name` sets, and the warning when it replaces
+/// one of the body's.
+fn external_name_edit(
     name: &str,
-    body: &mut Struct,
+    body: Value,
     external_name: Value,
-) -> Result<(), String> {
+) -> Result<((String, String), Option<String>), String> {
     let Some(new) = external_name.unpack_str() else {
         return Err(format!(
             "external_name must be string, got {}",
@@ -356,65 +347,93 @@ fn set_external_name(
     if new.is_empty() {
         return Err("external_name must not be empty".to_owned());
     }
-    let annotations = child(child(body, "metadata"), "annotations");
-    let old = annotations
-        .fields
-        .insert("crossplane.io/external-name".to_owned(), string_value(new));
-    if let Some(old) = old {
-        ctx.effects.warn(format!(
+    let warning = body_entry(body, "annotations", EXTERNAL_NAME_ANNOTATION).map(|old| {
+        format!(
             "Resource {name:?}: external_name kwarg {new:?} overrides annotation {:?}",
-            display_pb(&old)
-        ));
-    }
-    Ok(())
+            display(old)
+        )
+    });
+    Ok((
+        (EXTERNAL_NAME_ANNOTATION.to_owned(), new.to_owned()),
+        warning,
+    ))
 }
 
-/// A label or annotation value as the reference prints it in warnings.
-fn display_pb(v: &PbValue) -> String {
-    match &v.kind {
-        Some(Kind::StringValue(s)) => s.clone(),
-        _ => function_sdk_rust::resource::pb_to_json(v).to_string(),
+/// The annotation `external_name` sets.
+const EXTERNAL_NAME_ANNOTATION: &str = "crossplane.io/external-name";
+
+/// The body's entry `key` of `metadata.<map>`, when the body has one (and
+/// it is not `None`, which a body drops).
+fn body_entry<'v>(body: Value<'v>, map: &str, key: &str) -> Option<Value<'v>> {
+    let metadata = dict_get(body, "metadata")?;
+    dict_get(dict_get(metadata, map)?, key)
+}
+
+/// A label or annotation value as the reference prints it in warnings:
+/// a string as it is, anything else as the JSON of its protobuf value.
+fn display(v: Value) -> String {
+    match v.unpack_str() {
+        Some(s) => s.to_owned(),
+        None => value_to_pb(v, ToPb::RESOURCE_BODY)
+            .map(|pb| function_sdk_rust::resource::pb_to_json(&pb).to_string())
+            .unwrap_or_default(),
     }
 }
 
-/// Sets the auto-injected labels, then the `labels=` ones, on `body_labels`.
-fn apply_labels(
+/// Labels to set, in order, each key once.
+type Labels = Vec<(String, String)>;
+
+/// The labels `Resource()` sets on the body (the auto-injected ones, then
+/// the `labels=` ones, then the resource name; a later one of a key
+/// wins), and the warnings about those that replace others.
+fn label_edits(
     ctx: &Context,
     name: &str,
-    body_labels: &mut Struct,
+    body: Value,
     labels: Option<Value>,
-) -> Result<(), String> {
+) -> Result<(Labels, Vec<String>), String> {
+    let mut set: Vec<(String, String)> = Vec::new();
+    let mut warnings = Vec::new();
+    let put = |set: &mut Vec<(String, String)>, key: &str, value: &str| match set
+        .iter_mut()
+        .find(|(k, _)| k == key)
+    {
+        Some(entry) => value.clone_into(&mut entry.1),
+        None => set.push((key.to_owned(), value.to_owned())),
+    };
     let user = match labels {
-        Some(v) if v.is_none() => return Ok(()),
-        None => None,
+        Some(v) if v.is_none() => None,
+        None => Some(None),
         Some(v) => {
             if DictRef::from_value(v).is_none() && !is_attr_dict(v) {
                 return Err(format!("labels must be dict or None, got {}", v.get_type()));
             }
-            Some(string_map(v, "labels")?)
+            Some(Some(string_map(v, "labels")?))
         }
     };
-    let auto = &ctx.crossplane_labels;
-    if auto.is_empty() && user.is_none() {
-        return Ok(());
-    }
-    for (key, value) in auto {
-        if let Some(old) = set_label(body_labels, key, value) {
-            ctx.effects.warn(format!(
-                "Resource {name:?}: body label {key:?}={:?} overridden by auto-injected {value:?}",
-                display_pb(&old)
-            ));
+    // `labels=None` opts out of everything but the resource name.
+    if let Some(user) = user {
+        let auto = &ctx.crossplane_labels;
+        for (key, value) in auto {
+            if let Some(old) = body_entry(body, "labels", key) {
+                warnings.push(format!(
+                    "Resource {name:?}: body label {key:?}={:?} overridden by auto-injected {value:?}",
+                    display(old)
+                ));
+            }
+            put(&mut set, key, value);
+        }
+        for (key, value) in user.unwrap_or_default() {
+            put(&mut set, &key, &value);
+            if let Some((_, injected)) = auto.iter().find(|(k, _)| *k == key) {
+                warnings.push(format!(
+                    "Resource {name:?}: labels= kwarg {key:?}={value:?} overrides auto-injected {injected:?}"
+                ));
+            }
         }
     }
-    for (key, value) in user.unwrap_or_default() {
-        set_label(body_labels, &key, &value);
-        if let Some((_, injected)) = auto.iter().find(|(k, _)| *k == key) {
-            ctx.effects.warn(format!(
-                "Resource {name:?}: labels= kwarg {key:?}={value:?} overrides auto-injected {injected:?}"
-            ));
-        }
-    }
-    Ok(())
+    put(&mut set, RESOURCE_NAME_LABEL, name);
+    Ok((set, warnings))
 }
 
 /// A dict of strings to strings, checked entry by entry.

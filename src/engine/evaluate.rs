@@ -37,6 +37,7 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
         }
     };
     let mut rsp = response::to(&request, response::DEFAULT_TTL);
+    let mut bodies = apply::EncodedBodies::new();
     let (xr_kind, xr_name) = xr_identity(&request);
     let script = Script {
         filename: std::mem::take(&mut job.filename),
@@ -84,12 +85,19 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
                 sequencing_ttl: job.sequencing_ttl.as_deref(),
                 validate_schemas: job.validate_schemas,
             };
-            apply::apply_success(&mut rsp, &request, effects, dxr, context, &settings).map(
-                |applied| {
-                    answer.emitted = applied.emitted as u64;
-                    answer.deferred = applied.deferred as u64;
-                },
+            apply::apply_success(
+                &mut rsp,
+                &mut bodies,
+                &request,
+                effects,
+                dxr,
+                context,
+                &settings,
             )
+            .map(|applied| {
+                answer.emitted = applied.emitted as u64;
+                answer.deferred = applied.deferred as u64;
+            })
         }
     };
     if let Err(e) = applied {
@@ -108,7 +116,7 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
     if let Some(failure) = &mut answer.failure {
         truncate(failure);
     }
-    answer.response = encode(rsp);
+    answer.response = super::wire::encode_response(rsp, bodies);
     answer.peak_bytes = Meter::peak() as u64;
     answer.run_nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     drop(meter);
@@ -189,7 +197,7 @@ pub fn decode(bytes: &Bytes) -> Result<Request, Refusal> {
 
 /// The response as bytes.
 pub fn encode(rsp: RunFunctionResponse) -> Bytes {
-    super::wire::encode_response(rsp)
+    super::wire::encode_response(rsp, apply::EncodedBodies::new())
 }
 
 /// The outcome class of a failure.

@@ -17,6 +17,8 @@ use pbjson_types::{ListValue, Struct, Value};
 use prost::Message;
 use prost::encoding::encoded_len_varint;
 
+use crate::apply::EncodedBodies;
+
 #[derive(Clone, PartialEq, Message)]
 struct WireResponse {
     #[prost(message, optional, tag = "1")]
@@ -53,8 +55,9 @@ struct WireResource {
     ready: i32,
 }
 
-/// `rsp`, encoded as prost would encode it.
-pub fn encode_response(rsp: RunFunctionResponse) -> Bytes {
+/// `rsp`, encoded as prost would encode it, each composed resource named
+/// in `bodies` with that encoded body.
+pub fn encode_response(rsp: RunFunctionResponse, mut bodies: EncodedBodies) -> Bytes {
     let wire = WireResponse {
         meta: rsp.meta,
         desired: rsp.desired.map(|state| WireState {
@@ -62,7 +65,13 @@ pub fn encode_response(rsp: RunFunctionResponse) -> Bytes {
             resources: state
                 .resources
                 .into_iter()
-                .map(|(name, r)| (name, resource(r)))
+                .map(|(name, r)| {
+                    let mut encoded = resource(r);
+                    if let Some(body) = bodies.remove(&name) {
+                        encoded.resource = Some(body);
+                    }
+                    (name, encoded)
+                })
                 .collect(),
         }),
         results: rsp.results,
@@ -317,7 +326,7 @@ mod tests {
             }],
             ..RunFunctionResponse::default()
         };
-        let bytes = encode_response(rsp.clone());
+        let bytes = encode_response(rsp.clone(), EncodedBodies::new());
         assert_eq!(RunFunctionResponse::decode(bytes).unwrap(), rsp);
     }
 }

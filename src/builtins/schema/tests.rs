@@ -30,7 +30,7 @@ fn emitted(source: &str) -> Json {
         resources
             .iter()
             .map(|(name, r)| {
-                let mut body = function_sdk_rust::resource::struct_to_json(&r.body);
+                let mut body = function_sdk_rust::resource::struct_to_json(&r.body.to_struct());
                 body.as_object_mut().unwrap().remove("metadata");
                 (name.clone(), body)
             })
