@@ -5,7 +5,11 @@
 //! head and the input, gathering sources, building the job), the job's
 //! encoding for a worker process, the run itself as a worker does it
 //! (`evaluate`: the request decoded, the script run, the response built
-//! and encoded), and the whole handler with worker threads.
+//! and encoded), the same run handed to another thread that sleeps
+//! between jobs or polls for them, and the whole handler with worker
+//! threads. On the 2-core VM of README "Performance", a run handed to a
+//! thread that slept took two to ten times as long as the same run on a
+//! thread that polled: waking a CPU costs more than the wake-up itself.
 
 #![allow(clippy::cast_precision_loss)]
 
@@ -93,9 +97,9 @@ fn main() {
     let oci = OciResolver::default();
     let cancel = AtomicBool::new(false);
     println!(
-        "| workload | prepare µs | job encode+decode µs | evaluate µs | evaluate on a thread µs | handler (threads) µs |"
+        "| workload | prepare µs | job encode+decode µs | evaluate µs | on a sleeping thread µs | on a polling thread µs | handler (threads) µs |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     let only = std::env::var("BENCH_ONLY").ok();
     let only_eval = std::env::var_os("BENCH_EVAL_ONLY").is_some();
     for w in workloads().into_iter().filter(|w| {
@@ -145,18 +149,54 @@ fn main() {
         });
         drop(jobs_tx);
         let _ = worker.join();
+        // The same, with a thread that spins (yielding) for its next job.
+        let (jobs_tx, jobs_rx) = std::sync::mpsc::channel::<Job>();
+        let (answers_tx, answers_rx) = std::sync::mpsc::channel();
+        let thread_runtime = runtime.clone();
+        let worker = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || {
+                let cancel = AtomicBool::new(false);
+                loop {
+                    match jobs_rx.try_recv() {
+                        Ok(job) => {
+                            let _ = answers_tx.send(evaluate::evaluate(
+                                &thread_runtime,
+                                job,
+                                &cancel,
+                                false,
+                            ));
+                        }
+                        Err(std::sync::mpsc::TryRecvError::Empty) => std::thread::yield_now(),
+                        Err(_) => return,
+                    }
+                }
+            })
+            .expect("a thread");
+        let on_spinning = median(budget, || {
+            jobs_tx.send(job.clone()).expect("sent");
+            loop {
+                match answers_rx.try_recv() {
+                    Ok(_) => break,
+                    Err(_) => std::thread::yield_now(),
+                }
+            }
+        });
+        drop(jobs_tx);
+        let _ = worker.join();
         let handler = median(budget, || {
             rt.block_on(function.handle_bytes(w.request.clone()))
                 .expect("an answer");
         });
         let us = |d: Duration| d.as_secs_f64() * 1e6;
         println!(
-            "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            "| {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
             w.name,
             us(prepare_time),
             us(wire),
             us(eval),
             us(on_thread),
+            us(on_spinning),
             us(handler)
         );
     }
