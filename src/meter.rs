@@ -56,7 +56,9 @@ struct State {
     limit: Cell<isize>,
     /// Counted bytes past which the process aborts; `isize::MAX` for none.
     ceiling: Cell<isize>,
-    /// For a run that owns its process: the resident bytes at its start.
+    /// For a run that owns its process: whether its resident memory counts.
+    whole_process: Cell<bool>,
+    /// The resident bytes at the run's start, once read (see [`Meter::used`]).
     resident_base: Cell<Option<usize>>,
     /// The resident bytes last read, and `live` when they were: reading
     /// them costs a system call, so they are read again only once `live`
@@ -76,6 +78,7 @@ thread_local! {
             peak: Cell::new(0),
             limit: Cell::new(isize::MAX),
             ceiling: Cell::new(isize::MAX),
+            whole_process: Cell::new(false),
             resident_base: Cell::new(None),
             resident_read: Cell::new((0, 0)),
         }
@@ -169,17 +172,13 @@ impl Meter {
     /// resident memory is what counts, and counted bytes past twice the
     /// budget abort it (see the module docs).
     pub fn start(limit: usize, whole_process: bool) -> Meter {
-        let resident_base = if whole_process {
-            resident_bytes()
-        } else {
-            None
-        };
         STATE.with(|s| {
             s.live.set(0);
             s.peak.set(0);
             s.limit.set(signed(limit));
-            s.resident_base.set(resident_base);
-            s.resident_read.set((resident_base.unwrap_or(0), 0));
+            s.whole_process.set(whole_process);
+            s.resident_base.set(None);
+            s.resident_read.set((0, 0));
             s.ceiling.set(if whole_process {
                 signed(limit).saturating_mul(2)
             } else {
@@ -192,11 +191,27 @@ impl Meter {
     }
 
     /// Bytes counted against the budget now.
+    ///
+    /// For a run that owns its process, the resident bytes are first read
+    /// once the counted ones reach [`REREAD_BYTES`] (most runs never do, and
+    /// the read is a system call): the base is then taken as what is
+    /// resident less what was counted, so the run's first counted bytes
+    /// count in full, as if it had touched them all.
     pub fn used() -> usize {
         STATE.with(|s| {
             let live = s.live.get();
-            let Some(base) = s.resident_base.get() else {
-                return usize::try_from(live).unwrap_or(0);
+            let base = match s.resident_base.get() {
+                Some(base) => base,
+                None if s.whole_process.get() && live >= REREAD_BYTES => {
+                    let Some(resident) = resident_bytes() else {
+                        return usize::try_from(live).unwrap_or(0);
+                    };
+                    let base = resident.saturating_sub(usize::try_from(live).unwrap_or(0));
+                    s.resident_base.set(Some(base));
+                    s.resident_read.set((resident, live));
+                    base
+                }
+                None => return usize::try_from(live.max(0)).unwrap_or(0),
             };
             let (mut resident, mut at) = s.resident_read.get();
             if (live - at).abs() >= REREAD_BYTES {
@@ -258,6 +273,7 @@ impl Drop for Meter {
         let _ = STATE.try_with(|s| {
             s.limit.set(isize::MAX);
             s.ceiling.set(isize::MAX);
+            s.whole_process.set(false);
             s.resident_base.set(None);
         });
     }
@@ -313,6 +329,21 @@ mod tests {
             assert!(Meter::reserve(1).is_err());
             drop(held);
             assert!(!Meter::over());
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_whole_process_meter_counts_touched_memory_past_its_first_mebibyte() {
+        std::thread::spawn(|| {
+            let _meter = Meter::start(64 << 20, true);
+            let small = vec![1u8; 64 << 10];
+            assert!(Meter::used() >= 64 << 10);
+            let large = vec![1u8; 8 << 20];
+            // Touched pages are resident: at least the large vector counts.
+            assert!(Meter::used() >= 8 << 20, "used {}", Meter::used());
+            drop((small, large));
         })
         .join()
         .unwrap();
