@@ -66,7 +66,7 @@ pub struct Cli {
     /// next job. Waking a sleeping thread costs tens of microseconds on
     /// small VMs; polling trades at most this much CPU per wait for it
     /// (0: never poll). Ignored with `--isolation threads`.
-    #[arg(long, env = "STARLARK_WORKER_POLL_MICROS", default_value_t = 200)]
+    #[arg(long, env = "STARLARK_WORKER_POLL_MICROS", default_value_t = 500)]
     pub worker_poll_micros: u64,
 
     /// Seconds calls in flight get to finish after SIGTERM (keep it below

@@ -233,8 +233,8 @@ impl Sources {
         let mut resolve_time: Option<Duration> = None;
         loop {
             while let Some((caller, text, scan)) = queue.pop_front() {
-                for raw in load_targets(&text) {
-                    let target = match classify_target(&raw, &caller, registry) {
+                for raw in crate::syntax::loads::load_targets_of(&text).iter() {
+                    let target = match classify_target(raw, &caller, registry) {
                         Ok(target) => target,
                         Err(Refusal::NoDefaultRegistry(e)) if scan == Scan::Root => {
                             return Gathered {

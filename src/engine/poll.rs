@@ -21,7 +21,7 @@ use rustix::io::Errno;
 use rustix::net::RecvFlags;
 
 /// How long a wait polls before sleeping, unless configured.
-pub const DEFAULT_BUDGET: Duration = Duration::from_micros(200);
+pub const DEFAULT_BUDGET: Duration = Duration::from_micros(500);
 
 /// Polls `socket` until a read would not block (bytes, end of stream or an
 /// error to report) or `budget` has passed; `true` when readable.
