@@ -85,7 +85,18 @@ trait Target {
     fn float(&self, f: f64) -> Self::V;
     fn str(&self, s: &str) -> Self::V;
     fn list(&self, items: Vec<Self::V>) -> Self::V;
+    /// A dict of `entries`, whose keys are distinct.
     fn dict(&self, entries: Vec<(String, Self::V)>, flavor: Flavor) -> Self::V;
+}
+
+/// The map of an attribute-dict: `entries` have distinct keys (a struct's
+/// fields), so none is looked up before it goes in.
+fn distinct<V>(entries: Vec<(String, V)>) -> SmallMap<String, V> {
+    let mut map = SmallMap::with_capacity(entries.len());
+    for (key, value) in entries {
+        map.insert_unique_unchecked(key, value);
+    }
+    map
 }
 
 struct Mutable<'v>(Heap<'v>);
@@ -112,9 +123,7 @@ impl<'v> Target for Mutable<'v> {
     }
     fn dict(&self, entries: Vec<(String, Value<'v>)>, flavor: Flavor) -> Value<'v> {
         match flavor {
-            Flavor::Attr => self.0.alloc(AttrDict::new(
-                entries.into_iter().collect::<SmallMap<_, _>>(),
-            )),
+            Flavor::Attr => self.0.alloc(AttrDict::new(distinct(entries))),
             Flavor::Plain => self.0.alloc(AllocDict(entries)),
         }
     }
@@ -144,9 +153,7 @@ impl Target for Frozen<'_> {
     }
     fn dict(&self, entries: Vec<(String, FrozenValue)>, flavor: Flavor) -> FrozenValue {
         match flavor {
-            Flavor::Attr => self
-                .0
-                .alloc(FrozenAttrDict::new(entries.into_iter().collect())),
+            Flavor::Attr => self.0.alloc(FrozenAttrDict::new(distinct(entries))),
             Flavor::Plain => self.0.alloc(AllocDict(entries)),
         }
     }
@@ -186,7 +193,8 @@ pub fn frozen_list(heap: &FrozenHeap, items: Vec<FrozenValue>) -> FrozenValue {
     Frozen(heap).list(items)
 }
 
-/// A frozen plain dict, for `extra_resources` itself.
+/// A frozen plain dict, for `extra_resources` itself (a repeated key
+/// keeps its last value).
 pub fn frozen_plain_dict(heap: &FrozenHeap, entries: Vec<(String, FrozenValue)>) -> FrozenValue {
     Frozen(heap).dict(entries, Flavor::Plain)
 }

@@ -7,6 +7,7 @@
 
 use bytes::Buf;
 use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
+use smallvec::SmallVec;
 
 use super::{ConvertError, Flavor, Target, field, index, number_to};
 
@@ -14,6 +15,10 @@ use super::{ConvertError, Flavor, Target, field, index, number_to};
 const TAG_1: u32 = 1;
 /// A map entry's value.
 const ENTRY_VALUE: u32 = 2;
+
+/// The encoded pieces of one value, merged in order: one, unless the
+/// sender split it.
+type Pieces<'a> = SmallVec<[&'a [u8]; 1]>;
 
 /// A `google.protobuf.Value` being read: its kind so far.
 enum Kind<'a> {
@@ -23,9 +28,9 @@ enum Kind<'a> {
     Str(&'a str),
     Bool(bool),
     /// The pieces of a struct value, merged in order.
-    Struct(Vec<&'a [u8]>),
+    Struct(Pieces<'a>),
     /// The pieces of a list value, appended in order.
-    List(Vec<&'a [u8]>),
+    List(Pieces<'a>),
 }
 
 fn malformed(what: &str) -> ConvertError {
@@ -74,7 +79,7 @@ pub(super) fn struct_to<T: Target>(
     pieces: &[&[u8]],
     flavor: Flavor,
 ) -> Result<T::V, ConvertError> {
-    let mut entries: Vec<(&str, Vec<&[u8]>)> = Vec::new();
+    let mut entries: Vec<(&str, Pieces<'_>)> = Vec::new();
     for piece in pieces {
         let mut buf = *piece;
         while let Some((tag, wire_type)) = next_key(&mut buf)? {
@@ -86,17 +91,20 @@ pub(super) fn struct_to<T: Target>(
             entries.push(entry(delimited(&mut buf)?)?);
         }
     }
-    // Stable: among entries of one key, the last is kept.
-    entries.sort_by(|a, b| a.0.cmp(b.0));
-    let mut kept: Vec<(&str, Vec<&[u8]>)> = Vec::with_capacity(entries.len());
-    for (key, value) in entries {
-        match kept.last_mut() {
-            Some(last) if last.0 == key => last.1 = value,
-            _ => kept.push((key, value)),
-        }
+    // Stable: among entries of one key, the last is kept (given to the
+    // first, which stays).
+    if !entries.is_sorted_by(|a, b| a.0 < b.0) {
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+        entries.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                std::mem::swap(&mut later.1, &mut kept.1);
+            }
+            same
+        });
     }
-    let mut converted = Vec::with_capacity(kept.len());
-    for (key, value) in kept {
+    let mut converted = Vec::with_capacity(entries.len());
+    for (key, value) in entries {
         let v = value_to(t, &value, flavor).map_err(|e| e.at(field(key)))?;
         converted.push((key.to_owned(), v));
     }
@@ -104,9 +112,9 @@ pub(super) fn struct_to<T: Target>(
 }
 
 /// A map entry: its key (the last given) and its value's pieces.
-fn entry(mut buf: &[u8]) -> Result<(&str, Vec<&[u8]>), ConvertError> {
+fn entry(mut buf: &[u8]) -> Result<(&str, Pieces<'_>), ConvertError> {
     let mut key = "";
-    let mut value = Vec::with_capacity(1);
+    let mut value = Pieces::new();
     while let Some((tag, wire_type)) = next_key(&mut buf)? {
         match tag {
             TAG_1 => {
@@ -160,7 +168,7 @@ fn value_to<T: Target>(t: &T, pieces: &[&[u8]], flavor: Flavor) -> Result<T::V, 
                     // The same kind again merges; another starts afresh.
                     let mut pieces = match (tag, kind) {
                         (5, Kind::Struct(pieces)) | (6, Kind::List(pieces)) => pieces,
-                        _ => Vec::new(),
+                        _ => Pieces::new(),
                     };
                     pieces.push(piece);
                     if tag == 5 {

@@ -11,7 +11,6 @@ use bytes::Bytes;
 use function_sdk_rust::proto::v1::{RunFunctionRequest, RunFunctionResponse};
 use function_sdk_rust::response;
 
-use super::depth;
 use super::job::{Answer, Compilation, Job, Outcome, Print, Refusal};
 use crate::apply::{self, DependencySettings};
 use crate::engine::runtime::{self, Runtime};
@@ -183,12 +182,11 @@ fn xr_identity(request: &RunFunctionRequest) -> (String, String) {
     (text(xr, "kind"), name)
 }
 
-/// The request, checked for depth before protobuf decodes it.
+/// The request. Its depth was checked by the server before it made a job
+/// of it (`StarlarkFunction::handle_bytes_within`): protobuf decodes it
+/// without a recursion limit, and walking a 1 MB request again took 6% of
+/// a run reading 200 observed resources.
 pub fn decode(bytes: &Bytes) -> Result<Request, Refusal> {
-    depth::check_request(bytes).map_err(|e| Refusal {
-        code: tonic::Code::InvalidArgument as i32,
-        message: e.to_string(),
-    })?;
     Request::decode(bytes).map_err(|e| Refusal {
         code: tonic::Code::InvalidArgument as i32,
         message: format!("cannot decode the RunFunctionRequest: {e}"),

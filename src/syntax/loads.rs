@@ -113,7 +113,8 @@ mod tests {
         let source = "load(\"kept.star\", \"x\")\nload(\"@stdlib:v1/naming.star\", \"y\")\nz = x\n";
         let first = load_targets_of(source);
         assert_eq!(&*first, ["kept.star", "@stdlib:v1/naming.star"]);
-        let again = load_targets_of(&source.to_owned());
+        let copy = String::from(source);
+        let again = load_targets_of(&copy);
         assert!(
             Arc::ptr_eq(&first, &again),
             "the second call reuses the first one's targets"
