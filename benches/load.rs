@@ -193,7 +193,8 @@ mod noop {
 /// Every measurement of one server.
 struct Report {
     started_in: Duration,
-    /// `(RSS, PSS)` of the process tree after start, in KiB.
+    /// `(RSS, PSS)` of the process tree two seconds after its first
+    /// answer, in KiB.
     idle: (u64, u64),
     /// The largest `(RSS, PSS)` sampled while loaded, in KiB.
     peak: (u64, u64),
@@ -210,7 +211,9 @@ fn bench(
     seconds: f64,
 ) -> Report {
     let server = start(binary, args);
-    std::thread::sleep(Duration::from_millis(500));
+    // Idle: two seconds after the first answer (a worker of this function
+    // hands back what its runs freed after one second without jobs).
+    std::thread::sleep(Duration::from_secs(2));
     let idle = memory_kib(server.child.id());
     let memory = Sampler::start(server.child.id());
     let rt = runtime();

@@ -44,6 +44,25 @@ pub fn until_readable(socket: impl AsFd, budget: Duration) -> bool {
     }
 }
 
+/// Waits up to `timeout`, asleep, for `socket` to be readable; `true` when
+/// it is (or when the wait fails: the read then reports why).
+pub fn readable_within(socket: impl AsFd, timeout: Duration) -> bool {
+    let Ok(timeout) = rustix::event::Timespec::try_from(timeout) else {
+        return true;
+    };
+    let mut fds = [rustix::event::PollFd::new(
+        &socket,
+        rustix::event::PollFlags::IN,
+    )];
+    loop {
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(0) => return false,
+            Err(Errno::INTR) => {}
+            _ => return true,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;
@@ -88,6 +107,16 @@ mod tests {
         let (ours, theirs) = UnixStream::pair().unwrap();
         drop(theirs);
         assert!(until_readable(&ours, Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn a_sleeping_wait_ends_with_bytes_or_its_timeout() {
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let started = Instant::now();
+        assert!(!readable_within(&ours, Duration::from_millis(20)));
+        assert!(started.elapsed() >= Duration::from_millis(20));
+        theirs.write_all(b"x").unwrap();
+        assert!(readable_within(&ours, Duration::from_secs(5)));
     }
 
     #[test]

@@ -338,10 +338,12 @@ fn serve(config: &Config, mut stream: UnixStream) {
         // A lone caller's next job comes within microseconds of the
         // answer; a job already waiting in the socket is read at once.
         let next = frames.next(&mut stream, JOB_HEAD, || {
-            if let Ok(socket) = &socket
-                && poll
-            {
-                poll::until_readable(socket, poll_budget);
+            let Ok(socket) = &socket else { return };
+            if poll && poll::until_readable(socket, poll_budget) {
+                return;
+            }
+            if !poll::readable_within(socket, TIDY_AFTER) {
+                release_freed_memory();
             }
         });
         let Some((head, payload)) = next else { return };
@@ -368,6 +370,21 @@ fn serve(config: &Config, mut stream: UnixStream) {
         if write_all(&mut stream, &answer_frame(answer)).is_err() {
             return;
         }
+    }
+}
+
+/// How long a worker waits for its next job before it hands the memory
+/// its runs freed back to the system (the allocator keeps it for reuse).
+const TIDY_AFTER: Duration = Duration::from_secs(1);
+
+/// Returns the pages the allocator holds free to the system: a worker
+/// without jobs then stays at what it really uses.
+fn release_freed_memory() {
+    // SAFETY: `mi_collect` takes no pointers; it only walks the
+    // allocator's own free lists, on the thread that owns them.
+    #[allow(unsafe_code)]
+    unsafe {
+        libmimalloc_sys::mi_collect(true);
     }
 }
 

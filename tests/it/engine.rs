@@ -157,3 +157,45 @@ fn a_job_withdrawn_from_behind_a_run_is_skipped_there_and_answered_once() {
         "the first run must outlast the wait a job behind it is allowed ({a_took:?})"
     );
 }
+
+/// The resident bytes of this process's worker children, summed.
+fn workers_resident() -> u64 {
+    let page = 4096;
+    std::fs::read_dir("/proc/self/task")
+        .expect("tasks")
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/statm")).ok())
+        .filter_map(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum::<u64>()
+        * page
+}
+
+#[test]
+fn a_worker_left_without_jobs_hands_back_what_its_runs_freed() {
+    let pool = pool(Limits::default(), NEVER, NEVER);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async {
+        pool.warm_up().await.expect("a worker starts");
+        // About 40 MB of strings, all dropped when the run ends.
+        let heavy = who("a", "x = len([str(i) * 50 for i in range(100000)])\n");
+        assert_eq!(outcome(&pool.run(job(&heavy)).await), Ok("a".to_owned()));
+        let after_run = workers_resident();
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        let idle = workers_resident();
+        assert!(
+            idle + (16 << 20) < after_run,
+            "resident {} MiB after the run, {} MiB idle",
+            after_run >> 20,
+            idle >> 20
+        );
+    });
+}
