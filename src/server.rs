@@ -35,6 +35,7 @@ pub mod codec;
 pub mod grpc_metrics;
 pub mod metrics_http;
 pub mod service;
+pub mod tidy;
 
 use grpc_metrics::GrpcMetrics;
 use service::FunctionService;
@@ -152,6 +153,8 @@ pub async fn serve(cli: Cli) -> Result<(), ServeError> {
             }
         });
     }
+
+    tokio::spawn(tidy::when_quiet(tidy::QUIET_FOR));
 
     tracing::info!(%address, insecure = cli.sdk.insecure, "serving FunctionRunnerService");
     let grace = Duration::from_secs(cli.shutdown_grace_seconds);

@@ -3,7 +3,7 @@
 //! Threads are started as needed, up to the concurrency limit, and reused.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -148,15 +148,33 @@ impl Drop for StopOnDrop {
     }
 }
 
+/// How long a worker thread waits for a task before it hands the memory
+/// its runs freed back to the system (once per quiet stretch).
+const TIDY_AFTER: Duration = Duration::from_secs(1);
+
 /// A worker thread's life: take a task, run it, answer, until the pool is
 /// dropped.
 fn serve(runtime: &Runtime, tasks: &Mutex<Receiver<Task>>, idle: &AtomicUsize) {
+    let mut tidy = false;
     loop {
         idle.fetch_add(1, Ordering::AcqRel);
-        let task = tasks.lock().expect("task lock poisoned").recv();
+        let task = tasks
+            .lock()
+            .expect("task lock poisoned")
+            .recv_timeout(TIDY_AFTER);
         idle.fetch_sub(1, Ordering::AcqRel);
-        let Ok(task) = task else { return };
+        let task = match task {
+            Ok(task) => task,
+            Err(RecvTimeoutError::Timeout) => {
+                if std::mem::take(&mut tidy) {
+                    crate::meter::release_freed_memory();
+                }
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
         let answer = evaluate(runtime, task.job, &task.cancel, false);
         let _ = task.answer.send(answer);
+        tidy = true;
     }
 }

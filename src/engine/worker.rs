@@ -343,7 +343,7 @@ fn serve(config: &Config, mut stream: UnixStream) {
                 return;
             }
             if !poll::readable_within(socket, TIDY_AFTER) {
-                release_freed_memory();
+                crate::meter::release_freed_memory();
             }
         });
         let Some((head, payload)) = next else { return };
@@ -376,17 +376,6 @@ fn serve(config: &Config, mut stream: UnixStream) {
 /// How long a worker waits for its next job before it hands the memory
 /// its runs freed back to the system (the allocator keeps it for reuse).
 const TIDY_AFTER: Duration = Duration::from_secs(1);
-
-/// Returns the pages the allocator holds free to the system: a worker
-/// without jobs then stays at what it really uses.
-fn release_freed_memory() {
-    // SAFETY: `mi_collect` takes no pointers; it only walks the
-    // allocator's own free lists, on the thread that owns them.
-    #[allow(unsafe_code)]
-    unsafe {
-        libmimalloc_sys::mi_collect(true);
-    }
-}
 
 /// Writes every piece, in order.
 pub fn write_all(stream: &mut impl Write, pieces: &[Bytes]) -> std::io::Result<()> {

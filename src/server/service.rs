@@ -50,6 +50,7 @@ impl UnaryService<Bytes> for RunFunction {
     type Future = BoxFuture<Response<Bytes>, Status>;
 
     fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+        super::tidy::call_started();
         let function = self.0.clone();
         let deadline = request
             .metadata()

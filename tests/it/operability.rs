@@ -618,3 +618,77 @@ fn workers_stay_while_requests_keep_coming() {
         "the busy worker's idle retirement is logged"
     );
 }
+
+/// The server process's resident bytes (its workers' not included).
+fn resident(server: &Logged) -> u64 {
+    let statm = std::fs::read_to_string(format!("/proc/{}/statm", server.child.id()))
+        .expect("the server's statm");
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .expect("resident pages");
+    pages * 4096
+}
+
+#[test]
+fn a_quiet_server_hands_back_what_its_runs_freed() {
+    // On threads the runs allocate in the server itself: about 40 MB of
+    // strings each, dropped when the run ends, which the allocator would
+    // keep for reuse. A second after the last call the server returns it.
+    let server = start(&["--isolation", "threads"]);
+    let heavy = request(
+        "x = len([str(i) * 50 for i in range(100000)])\n",
+        &Value::Null,
+        Vec::new(),
+    );
+    for _ in 0..2 {
+        let rsp = send(&server.address, heavy.clone()).expect("an answer");
+        assert_eq!(fatal(&rsp), None);
+    }
+    let after_calls = resident(&server);
+    std::thread::sleep(Duration::from_millis(2500));
+    let quiet = resident(&server);
+    assert!(
+        quiet + (16 << 20) < after_calls,
+        "resident {} MiB after the calls, {} MiB once quiet",
+        after_calls >> 20,
+        quiet >> 20
+    );
+}
+
+#[test]
+fn a_quiet_server_hands_back_what_a_burst_of_large_requests_used() {
+    // Sixteen requests of about 1 MB at once: the server holds them all
+    // while its worker runs them one by one, then frees them, and the
+    // allocator would keep that memory for reuse.
+    let server = start(&[]);
+    let observed: Vec<(String, Value)> = (0..100)
+        .map(|i| {
+            let filler = "x".repeat(10_000);
+            (
+                format!("r{i}"),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"filler": filler}}),
+            )
+        })
+        .collect();
+    let large = request("x = len(observed)\n", &Value::Null, observed);
+    runtime().block_on(async {
+        let channel = connect(&server.address).await.expect("a connection");
+        let calls: Vec<_> = (0..16)
+            .map(|_| tokio::spawn(call(channel.clone(), large.clone())))
+            .collect();
+        for answer in calls {
+            answer.await.expect("a call").expect("an answer");
+        }
+    });
+    let after_calls = resident(&server);
+    std::thread::sleep(Duration::from_millis(2500));
+    let quiet = resident(&server);
+    assert!(
+        quiet + (8 << 20) < after_calls,
+        "resident {} MiB after the calls, {} MiB once quiet",
+        after_calls >> 20,
+        quiet >> 20
+    );
+}
