@@ -158,9 +158,11 @@ fn a_job_withdrawn_from_behind_a_run_is_skipped_there_and_answered_once() {
     );
 }
 
-/// The resident bytes of this process's worker children, summed.
-fn workers_resident() -> u64 {
+/// The resident bytes of this process's children started as `exe`,
+/// summed (other tests start workers of their own beside this one).
+fn resident_of(exe: &std::path::Path) -> u64 {
     let page = 4096;
+    let exe = exe.to_string_lossy().into_owned();
     std::fs::read_dir("/proc/self/task")
         .expect("tasks")
         .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
@@ -168,6 +170,10 @@ fn workers_resident() -> u64 {
             c.split_whitespace()
                 .filter_map(|p| p.parse::<u32>().ok())
                 .collect::<Vec<_>>()
+        })
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.starts_with(exe.as_bytes()))
         })
         .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/statm")).ok())
         .filter_map(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
@@ -177,7 +183,20 @@ fn workers_resident() -> u64 {
 
 #[test]
 fn a_worker_left_without_jobs_hands_back_what_its_runs_freed() {
-    let pool = pool(Limits::default(), NEVER, NEVER);
+    // The worker is started through a link of its own, to be told apart.
+    let dir = std::env::temp_dir().join(format!("starlark-tidy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let exe = dir.join("tidy-worker");
+    let _ = std::fs::remove_file(&exe);
+    std::os::unix::fs::symlink(support::this_binary(), &exe).expect("a link");
+    let limits = Limits {
+        concurrency: 1,
+        ..Limits::default()
+    };
+    let pool = Pool::new(Config::new(&limits, 16, false))
+        .expect("a pool")
+        .spawning(exe.clone())
+        .timing(NEVER, NEVER);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -188,14 +207,16 @@ fn a_worker_left_without_jobs_hands_back_what_its_runs_freed() {
         // About 40 MB of strings, all dropped when the run ends.
         let heavy = who("a", "x = len([str(i) * 50 for i in range(100000)])\n");
         assert_eq!(outcome(&pool.run(job(&heavy)).await), Ok("a".to_owned()));
-        let after_run = workers_resident();
+        let after_run = resident_of(&exe);
         tokio::time::sleep(Duration::from_millis(2500)).await;
-        let idle = workers_resident();
+        let idle = resident_of(&exe);
         assert!(
-            idle + (16 << 20) < after_run,
+            after_run > 0 && idle + (16 << 20) < after_run,
             "resident {} MiB after the run, {} MiB idle",
             after_run >> 20,
             idle >> 20
         );
     });
+    drop(pool);
+    let _ = std::fs::remove_dir_all(&dir);
 }
