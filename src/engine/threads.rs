@@ -2,9 +2,9 @@
 //! enough for the nesting the parser and the request decoder accept.
 //! Threads are started as needed, up to the concurrency limit, and reused.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
@@ -26,25 +26,95 @@ struct Task {
     _permit: OwnedSemaphorePermit,
 }
 
+/// The tasks waiting for a thread. Idle threads wait on it together, each
+/// with its own timeout (see [`TIDY_AFTER`]).
+#[derive(Default)]
+struct Queue {
+    waiting: Mutex<Waiting>,
+    ready: Condvar,
+}
+
+#[derive(Default)]
+struct Waiting {
+    tasks: VecDeque<Task>,
+    /// Set when the pool is dropped: the threads end.
+    closed: bool,
+}
+
+/// What a thread waiting on the queue gets.
+enum Next {
+    Task(Task),
+    /// Nothing came within the timeout.
+    Quiet,
+    Closed,
+}
+
+impl Queue {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        self.waiting.lock().expect("queue lock poisoned")
+    }
+
+    /// Queues `task`; `false` when the pool is closed.
+    fn push(&self, task: Task) -> bool {
+        let mut waiting = self.waiting();
+        if waiting.closed {
+            return false;
+        }
+        waiting.tasks.push_back(task);
+        drop(waiting);
+        self.ready.notify_one();
+        true
+    }
+
+    /// The next task, waiting up to `timeout` for one.
+    fn next(&self, timeout: Duration) -> Next {
+        let mut waiting = self.waiting();
+        loop {
+            if let Some(task) = waiting.tasks.pop_front() {
+                return Next::Task(task);
+            }
+            if waiting.closed {
+                return Next::Closed;
+            }
+            let (guard, wait) = self
+                .ready
+                .wait_timeout(waiting, timeout)
+                .expect("queue lock poisoned");
+            waiting = guard;
+            if wait.timed_out() && waiting.tasks.is_empty() && !waiting.closed {
+                return Next::Quiet;
+            }
+        }
+    }
+
+    fn close(&self) {
+        self.waiting().closed = true;
+        self.ready.notify_all();
+    }
+}
+
 /// The pool of worker threads.
 pub struct Pool {
     runtime: Arc<Runtime>,
     permits: Arc<Semaphore>,
-    queue: Mutex<Sender<Task>>,
-    tasks: Arc<Mutex<Receiver<Task>>>,
+    queue: Arc<Queue>,
     started: AtomicUsize,
     idle: Arc<AtomicUsize>,
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.queue.close();
+    }
 }
 
 impl Pool {
     /// A pool running jobs on `runtime`, no thread started yet.
     pub fn new(runtime: Arc<Runtime>) -> Pool {
-        let (queue, tasks) = channel();
         Pool {
             permits: Arc::new(Semaphore::new(runtime.limits().concurrency.max(1))),
             runtime,
-            queue: Mutex::new(queue),
-            tasks: Arc::new(Mutex::new(tasks)),
+            queue: Arc::default(),
             started: AtomicUsize::new(0),
             idle: Arc::new(AtomicUsize::new(0)),
         }
@@ -79,13 +149,7 @@ impl Pool {
             answer: tx,
             _permit: permit,
         };
-        if self
-            .queue
-            .lock()
-            .expect("queue lock poisoned")
-            .send(task)
-            .is_err()
-        {
+        if !self.queue.push(task) {
             return failed(
                 &request,
                 &Error::Internal("the worker threads are gone".to_owned()),
@@ -124,7 +188,7 @@ impl Pool {
             return Ok(());
         }
         let runtime = self.runtime.clone();
-        let tasks = self.tasks.clone();
+        let tasks = self.queue.clone();
         let idle = self.idle.clone();
         let spawned = std::thread::Builder::new()
             .name("starlark-worker".to_owned())
@@ -154,24 +218,21 @@ const TIDY_AFTER: Duration = Duration::from_secs(1);
 
 /// A worker thread's life: take a task, run it, answer, until the pool is
 /// dropped.
-fn serve(runtime: &Runtime, tasks: &Mutex<Receiver<Task>>, idle: &AtomicUsize) {
+fn serve(runtime: &Runtime, tasks: &Queue, idle: &AtomicUsize) {
     let mut tidy = false;
     loop {
         idle.fetch_add(1, Ordering::AcqRel);
-        let task = tasks
-            .lock()
-            .expect("task lock poisoned")
-            .recv_timeout(TIDY_AFTER);
+        let next = tasks.next(TIDY_AFTER);
         idle.fetch_sub(1, Ordering::AcqRel);
-        let task = match task {
-            Ok(task) => task,
-            Err(RecvTimeoutError::Timeout) => {
+        let task = match next {
+            Next::Task(task) => task,
+            Next::Quiet => {
                 if std::mem::take(&mut tidy) {
                     crate::meter::release_freed_memory();
                 }
                 continue;
             }
-            Err(RecvTimeoutError::Disconnected) => return,
+            Next::Closed => return,
         };
         let answer = evaluate(runtime, task.job, &task.cancel, false);
         let _ = task.answer.send(answer);
