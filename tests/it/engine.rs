@@ -208,7 +208,7 @@ fn a_worker_left_without_jobs_hands_back_what_its_runs_freed() {
         let heavy = who("a", "x = len([str(i) * 50 for i in range(100000)])\n");
         assert_eq!(outcome(&pool.run(job(&heavy)).await), Ok("a".to_owned()));
         let after_run = resident_of(&exe);
-        tokio::time::sleep(Duration::from_millis(2500)).await;
+        tokio::time::sleep(Duration::from_millis(3500)).await;
         let idle = resident_of(&exe);
         assert!(
             after_run > 0 && idle + (16 << 20) < after_run,

@@ -647,7 +647,7 @@ fn a_quiet_server_hands_back_what_its_runs_freed() {
         assert_eq!(fatal(&rsp), None);
     }
     let after_calls = resident(&server);
-    std::thread::sleep(Duration::from_millis(2500));
+    std::thread::sleep(Duration::from_millis(3500));
     let quiet = resident(&server);
     assert!(
         quiet + (16 << 20) < after_calls,
@@ -683,7 +683,7 @@ fn a_quiet_server_hands_back_what_a_burst_of_large_requests_used() {
         }
     });
     let after_calls = resident(&server);
-    std::thread::sleep(Duration::from_millis(2500));
+    std::thread::sleep(Duration::from_millis(3500));
     let quiet = resident(&server);
     assert!(
         quiet + (8 << 20) < after_calls,
