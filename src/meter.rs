@@ -8,7 +8,11 @@
 //!   process's resident memory above what it held when the run started:
 //!   what the run really touched, and what the pod's memory limit sees
 //!   (memory the allocator keeps resident after a free, for reuse,
-//!   included). Counted bytes run ahead of it (the
+//!   included). Reading it costs a system call, so until the run has
+//!   counted its first mebibyte the counted bytes stand in for it, and the
+//!   start is then taken as what is resident less what was counted (off
+//!   by at most that mebibyte's worth: what the run touched and freed
+//!   before, or counted without touching). Counted bytes run ahead of it (the
 //!   interpreter's arena grows by doubling, and most of a new chunk stays
 //!   untouched for a while), so they only serve as the hard stop: an
 //!   allocation that takes them past twice the budget never happens. The
@@ -354,7 +358,8 @@ mod tests {
             let small = vec![1u8; 64 << 10];
             assert!(Meter::used() >= 64 << 10);
             let large = vec![1u8; 8 << 20];
-            // Touched pages are resident: at least the large vector counts.
+            // Past the first mebibyte the resident bytes are read; they
+            // grow with the touched vector, so it counts in full.
             assert!(Meter::used() >= 8 << 20, "used {}", Meter::used());
             drop((small, large));
         })

@@ -13,7 +13,9 @@ use crate::loader::{Found, Origin, Sources};
 /// One script run to do.
 #[derive(Clone, PartialEq, Message)]
 pub struct Job {
-    /// The RunFunctionRequest, encoded, as it arrived.
+    /// The RunFunctionRequest, encoded, as it arrived, its depth already
+    /// checked (`depth::check_request`): runs decode it without a
+    /// recursion limit.
     #[prost(bytes = "bytes", tag = "1")]
     pub request: Bytes,
     /// The entry script's file name (positions, metrics).

@@ -66,8 +66,8 @@ impl Queue {
         true
     }
 
-    /// The next task, waiting up to `timeout` for one.
-    fn next(&self, timeout: Duration) -> Next {
+    /// The next task, waiting up to `timeout` for one (for ever without).
+    fn next(&self, timeout: Option<Duration>) -> Next {
         let mut waiting = self.waiting();
         loop {
             if let Some(task) = waiting.tasks.pop_front() {
@@ -76,6 +76,10 @@ impl Queue {
             if waiting.closed {
                 return Next::Closed;
             }
+            let Some(timeout) = timeout else {
+                waiting = self.ready.wait(waiting).expect("queue lock poisoned");
+                continue;
+            };
             let (guard, wait) = self
                 .ready
                 .wait_timeout(waiting, timeout)
@@ -222,7 +226,8 @@ fn serve(runtime: &Runtime, tasks: &Queue, idle: &AtomicUsize) {
     let mut tidy = false;
     loop {
         idle.fetch_add(1, Ordering::AcqRel);
-        let next = tasks.next(TIDY_AFTER);
+        // Once it has tidied, a thread sleeps until the next task.
+        let next = tasks.next(tidy.then_some(TIDY_AFTER));
         idle.fetch_sub(1, Ordering::AcqRel);
         let task = match next {
             Next::Task(task) => task,

@@ -50,7 +50,7 @@ impl UnaryService<Bytes> for RunFunction {
     type Future = BoxFuture<Response<Bytes>, Status>;
 
     fn call(&mut self, request: Request<Bytes>) -> Self::Future {
-        super::tidy::call_started();
+        let call = super::tidy::call_started();
         let function = self.0.clone();
         let deadline = request
             .metadata()
@@ -58,10 +58,12 @@ impl UnaryService<Bytes> for RunFunction {
             .and_then(|v| v.to_str().ok())
             .and_then(grpc_timeout);
         Box::pin(async move {
-            function
+            let answer = function
                 .handle_bytes_within(request.into_inner(), deadline)
                 .await
-                .map(Response::new)
+                .map(Response::new);
+            drop(call);
+            answer
         })
     }
 }

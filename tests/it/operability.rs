@@ -628,7 +628,7 @@ fn resident(server: &Logged) -> u64 {
         .nth(1)
         .and_then(|p| p.parse().ok())
         .expect("resident pages");
-    pages * 4096
+    pages * rustix::param::page_size() as u64
 }
 
 #[test]
