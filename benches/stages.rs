@@ -23,7 +23,7 @@ use bytes::Bytes;
 use function_starlark::engine::job::{Job, RequestHead};
 use function_starlark::engine::{Limits, Runtime, evaluate};
 use function_starlark::function::StarlarkFunction;
-use function_starlark::input::{self, Plan, Settings, UsageApi};
+use function_starlark::input::{self, Plan, Settings};
 use function_starlark::loader::Sources;
 use function_starlark::loader::oci::OciResolver;
 use function_starlark::metrics::Metrics;
@@ -64,18 +64,7 @@ async fn prepare(bytes: &Bytes, oci: &OciResolver) -> Job {
         .await
         .sources
         .expect("sources");
-    Job {
-        request: bytes.clone(),
-        filename: checked.script.filename,
-        source: checked.script.source,
-        modules: Job::modules_of(&sources),
-        default_registry: sources.default_registry().map(str::to_owned),
-        usage_api_v1: checked.usage_api == UsageApi::V1,
-        sequencing_ttl: checked.sequencing_ttl,
-        validate_schemas: checked.validate_schemas,
-        timeout_ms: 10_000,
-        poll_after: false,
-    }
+    Job::of(bytes.clone(), *checked, &sources, Duration::from_secs(10))
 }
 
 fn main() {

@@ -16,7 +16,7 @@ use crate::engine::job::RequestHead;
 use crate::engine::runtime::Runtime;
 use crate::engine::{Answer, Engine, Job, Outcome, depth, evaluate};
 use crate::error::Error;
-use crate::input::{self, Plan, Settings, UsageApi};
+use crate::input::{self, Plan, Settings};
 use crate::loader::Sources;
 use crate::loader::oci::OciResolver;
 use crate::metrics::{Labels, Metrics};
@@ -245,18 +245,7 @@ impl StarlarkFunction {
         if let Some(deadline) = deadline {
             timeout = timeout.min(deadline.saturating_sub(started.elapsed()));
         }
-        let job = Job {
-            request: bytes,
-            filename: checked.script.filename,
-            source: checked.script.source,
-            modules: Job::modules_of(&sources),
-            default_registry: sources.default_registry().map(str::to_owned),
-            usage_api_v1: checked.usage_api == UsageApi::V1,
-            sequencing_ttl: checked.sequencing_ttl,
-            validate_schemas: checked.validate_schemas,
-            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-            poll_after: false,
-        };
+        let job = Job::of(bytes, *checked, &sources, timeout);
         let answer = self.engine.run(job).await;
         for print in &answer.prints {
             tracing::debug!(script = print.script, msg = %print.text, "starlark print");

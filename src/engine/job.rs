@@ -4,10 +4,12 @@
 //! reach, the settings; the response as bytes, and the run's costs.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use prost::Message;
 
+use crate::input::{Checked, UsageApi};
 use crate::loader::{Found, Origin, Sources};
 
 /// One script run to do.
@@ -239,6 +241,23 @@ impl ModuleSource {
 }
 
 impl Job {
+    /// The job of `request` (its depth checked), the input `checked` from
+    /// it and the `sources` gathered for it, to run within `timeout`.
+    pub fn of(request: Bytes, checked: Checked, sources: &Sources, timeout: Duration) -> Job {
+        Job {
+            request,
+            filename: checked.script.filename,
+            source: checked.script.source,
+            modules: Job::modules_of(sources),
+            default_registry: sources.default_registry().map(str::to_owned),
+            usage_api_v1: checked.usage_api == UsageApi::V1,
+            sequencing_ttl: checked.sequencing_ttl,
+            validate_schemas: checked.validate_schemas,
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            poll_after: false,
+        }
+    }
+
     /// The sources the job carries, as a table `load()` reads.
     pub fn sources(&mut self) -> Sources {
         Sources::from_entries(
@@ -250,7 +269,7 @@ impl Job {
     }
 
     /// The job form of a source table.
-    pub fn modules_of(sources: &Sources) -> Vec<ModuleSource> {
+    fn modules_of(sources: &Sources) -> Vec<ModuleSource> {
         let mut modules: Vec<ModuleSource> = sources
             .entries()
             .map(|(key, found)| ModuleSource::of(key, found))
