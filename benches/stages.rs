@@ -17,6 +17,7 @@ mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{Receiver, TryRecvError, channel};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -65,6 +66,44 @@ async fn prepare(bytes: &Bytes, oci: &OciResolver) -> Job {
         .sources
         .expect("sources");
     Job::of(bytes.clone(), *checked, &sources, Duration::from_secs(10))
+}
+
+/// Receives from `rx`, asleep on it or polling it (yielding between polls).
+fn receive<T>(rx: &Receiver<T>, poll: bool) -> Option<T> {
+    if !poll {
+        return rx.recv().ok();
+    }
+    loop {
+        match rx.try_recv() {
+            Ok(value) => return Some(value),
+            Err(TryRecvError::Empty) => std::thread::yield_now(),
+            Err(TryRecvError::Disconnected) => return None,
+        }
+    }
+}
+
+/// The median time of `job` handed to another thread and answered, both
+/// threads sleeping on their channel or (`poll`) polling it.
+fn handed_over(runtime: &Arc<Runtime>, job: &Job, budget: Duration, poll: bool) -> Duration {
+    let (jobs_tx, jobs_rx) = channel::<Job>();
+    let (answers_tx, answers_rx) = channel();
+    let thread_runtime = runtime.clone();
+    let worker = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || {
+            let cancel = AtomicBool::new(false);
+            while let Some(job) = receive(&jobs_rx, poll) {
+                let _ = answers_tx.send(evaluate::evaluate(&thread_runtime, job, &cancel, false));
+            }
+        })
+        .expect("a thread");
+    let took = median(budget, || {
+        jobs_tx.send(job.clone()).expect("sent");
+        receive(&answers_rx, poll).expect("an answer");
+    });
+    drop(jobs_tx);
+    let _ = worker.join();
+    took
 }
 
 fn main() {
@@ -119,60 +158,8 @@ fn main() {
             let answer = evaluate::evaluate(&runtime, job.clone(), &cancel, false);
             assert!(answer.failure.is_none(), "{}: {:?}", w.name, answer.failure);
         });
-        let (jobs_tx, jobs_rx) = std::sync::mpsc::channel::<Job>();
-        let (answers_tx, answers_rx) = std::sync::mpsc::channel();
-        let thread_runtime = runtime.clone();
-        let worker = std::thread::Builder::new()
-            .stack_size(256 << 20)
-            .spawn(move || {
-                let cancel = AtomicBool::new(false);
-                for job in jobs_rx {
-                    let _ =
-                        answers_tx.send(evaluate::evaluate(&thread_runtime, job, &cancel, false));
-                }
-            })
-            .expect("a thread");
-        let on_thread = median(budget, || {
-            jobs_tx.send(job.clone()).expect("sent");
-            let _ = answers_rx.recv().expect("an answer");
-        });
-        drop(jobs_tx);
-        let _ = worker.join();
-        // The same, with a thread that spins (yielding) for its next job.
-        let (jobs_tx, jobs_rx) = std::sync::mpsc::channel::<Job>();
-        let (answers_tx, answers_rx) = std::sync::mpsc::channel();
-        let thread_runtime = runtime.clone();
-        let worker = std::thread::Builder::new()
-            .stack_size(256 << 20)
-            .spawn(move || {
-                let cancel = AtomicBool::new(false);
-                loop {
-                    match jobs_rx.try_recv() {
-                        Ok(job) => {
-                            let _ = answers_tx.send(evaluate::evaluate(
-                                &thread_runtime,
-                                job,
-                                &cancel,
-                                false,
-                            ));
-                        }
-                        Err(std::sync::mpsc::TryRecvError::Empty) => std::thread::yield_now(),
-                        Err(_) => return,
-                    }
-                }
-            })
-            .expect("a thread");
-        let on_spinning = median(budget, || {
-            jobs_tx.send(job.clone()).expect("sent");
-            loop {
-                match answers_rx.try_recv() {
-                    Ok(_) => break,
-                    Err(_) => std::thread::yield_now(),
-                }
-            }
-        });
-        drop(jobs_tx);
-        let _ = worker.join();
+        let on_thread = handed_over(&runtime, &job, budget, false);
+        let on_spinning = handed_over(&runtime, &job, budget, true);
         let handler = median(budget, || {
             rt.block_on(function.handle_bytes(w.request.clone()))
                 .expect("an answer");
