@@ -310,11 +310,7 @@ impl Encoder<'_> {
                 }
                 let child = scope.child(key);
                 let value_len = self.value_len(value, *next);
-                out.put_u8(1 << 3 | 2);
-                length(out, entry_len(key, value_len));
-                write_key(out, key);
-                out.put_u8(2 << 3 | 2);
-                length(out, value_len);
+                entry_head(out, key, value_len);
                 self.write_value(value, child, out, next);
                 Ok(())
             });
@@ -323,11 +319,7 @@ impl Encoder<'_> {
             if !seen[i] {
                 let content = self.sizes[*next];
                 let value_len = field_len(content);
-                out.put_u8(1 << 3 | 2);
-                length(out, entry_len(key, value_len));
-                write_key(out, key);
-                out.put_u8(2 << 3 | 2);
-                length(out, value_len);
+                entry_head(out, key, value_len);
                 out.put_u8(5 << 3 | 2);
                 length(out, content);
                 self.write_struct(None, *child, out, next);
@@ -335,11 +327,7 @@ impl Encoder<'_> {
         }
         for (key, value) in self.set(scope) {
             let value_len = field_len(value.len());
-            out.put_u8(1 << 3 | 2);
-            length(out, entry_len(key, value_len));
-            write_key(out, key);
-            out.put_u8(2 << 3 | 2);
-            length(out, value_len);
+            entry_head(out, key, value_len);
             out.put_u8(3 << 3 | 2);
             length(out, value.len());
             out.put_slice(value.as_bytes());
@@ -399,13 +387,19 @@ fn length(out: &mut Vec<u8>, len: usize) {
     prost::encoding::encode_varint(len as u64, out);
 }
 
-/// A map entry's key field, left out when empty (as prost does).
-fn write_key(out: &mut Vec<u8>, key: &str) {
+/// A `Struct.fields` entry up to its value's content: the entry's tag and
+/// length, its key (left out when empty, as prost does), the value's tag
+/// and its length `value_len`.
+fn entry_head(out: &mut Vec<u8>, key: &str, value_len: usize) {
+    out.put_u8(1 << 3 | 2);
+    length(out, entry_len(key, value_len));
     if !key.is_empty() {
         out.put_u8(1 << 3 | 2);
         length(out, key.len());
         out.put_slice(key.as_bytes());
     }
+    out.put_u8(2 << 3 | 2);
+    length(out, value_len);
 }
 
 #[cfg(test)]
