@@ -254,43 +254,31 @@ impl Pool {
     /// Runs `job` in a worker process.
     pub async fn run(&self, job: Job) -> Answer {
         let timeout = Duration::from_millis(job.timeout_ms);
-        let ended = self.submit(&job).await;
-        match ended {
-            Ended::Answered(bytes) => Answer::decode(bytes).unwrap_or_else(|e| {
-                failed(
-                    &job.request,
-                    &Error::Internal(format!(
-                        "the worker process running {} gave an unreadable answer: {e}",
-                        job.filename
-                    )),
-                )
-            }),
-            Ended::OverBudget(limit) => failed(
-                &job.request,
-                &Error::MemoryLimit {
-                    mib: limit >> 20,
-                    at: String::new(),
-                },
-            ),
-            Ended::TimedOut => failed(
-                &job.request,
-                &Error::TimeLimit {
-                    seconds: timeout.as_secs(),
-                    at: String::new(),
-                },
-            ),
-            Ended::Died(why) => failed(
-                &job.request,
-                &Error::Internal(format!(
-                    "the worker process running {} stopped before answering ({why}); the script may have nested too deep for the native stack; the worker was replaced",
+        let error = match self.submit(&job).await {
+            Ended::Answered(bytes) => match Answer::decode(bytes) {
+                Ok(answer) => return answer,
+                Err(e) => Error::Internal(format!(
+                    "the worker process running {} gave an unreadable answer: {e}",
                     job.filename
                 )),
-            ),
-            Ended::NoWorker(why) => failed(
-                &job.request,
-                &Error::Internal(format!("cannot start a worker process: {why}")),
-            ),
-        }
+            },
+            Ended::OverBudget(limit) => Error::MemoryLimit {
+                mib: limit >> 20,
+                at: String::new(),
+            },
+            Ended::TimedOut => Error::TimeLimit {
+                seconds: timeout.as_secs(),
+                at: String::new(),
+            },
+            Ended::Died(why) => Error::Internal(format!(
+                "the worker process running {} stopped before answering ({why}); the script may have nested too deep for the native stack; the worker was replaced",
+                job.filename
+            )),
+            Ended::NoWorker(why) => {
+                Error::Internal(format!("cannot start a worker process: {why}"))
+            }
+        };
+        failed(&job.request, &error)
     }
 
     /// Queues `job` and waits for how it ended.
