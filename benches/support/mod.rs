@@ -321,19 +321,20 @@ pub fn memory_kib(pid: u32) -> (u64, u64) {
 /// (about 0.3 ms a process on the benchmark machine) and holds its memory
 /// map lock meanwhile.
 pub fn resident_kib(pid: u32) -> u64 {
+    tree(pid).into_iter().map(process_resident_kib).sum()
+}
+
+/// Resident memory of one process now, in KiB, from `statm` (0 once it
+/// has gone).
+pub fn process_resident_kib(pid: u32) -> u64 {
     let page_kib = rustix::param::page_size() as u64 / 1024;
-    tree(pid)
-        .into_iter()
-        .map(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/statm"))
-                .unwrap_or_default()
-                .split_whitespace()
-                .nth(1)
-                .and_then(|n| n.parse::<u64>().ok())
-                .unwrap_or(0)
-                * page_kib
-        })
-        .sum()
+    std::fs::read_to_string(format!("/proc/{pid}/statm"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0)
+        * page_kib
 }
 
 /// Samples a process tree's memory until dropped and keeps the peaks:

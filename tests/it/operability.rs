@@ -619,16 +619,20 @@ fn workers_stay_while_requests_keep_coming() {
     );
 }
 
-/// The server process's resident bytes (its workers' not included).
-fn resident(server: &Logged) -> u64 {
-    let statm = std::fs::read_to_string(format!("/proc/{}/statm", server.child.id()))
-        .expect("the server's statm");
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .expect("resident pages");
-    pages * rustix::param::page_size() as u64
+/// Reads the server process's resident memory (its workers' not
+/// included) now and once it has been quiet for a while, and checks it
+/// handed back more than `at_least` bytes.
+fn assert_hands_back(server: &Logged, at_least: u64) {
+    let resident = || support::process_resident_kib(server.child.id()) * 1024;
+    let after_calls = resident();
+    std::thread::sleep(Duration::from_millis(3500));
+    let quiet = resident();
+    assert!(
+        quiet + at_least < after_calls,
+        "resident {} MiB after the calls, {} MiB once quiet",
+        after_calls >> 20,
+        quiet >> 20
+    );
 }
 
 #[test]
@@ -646,15 +650,7 @@ fn a_quiet_server_hands_back_what_its_runs_freed() {
         let rsp = send(&server.address, heavy.clone()).expect("an answer");
         assert_eq!(fatal(&rsp), None);
     }
-    let after_calls = resident(&server);
-    std::thread::sleep(Duration::from_millis(3500));
-    let quiet = resident(&server);
-    assert!(
-        quiet + (16 << 20) < after_calls,
-        "resident {} MiB after the calls, {} MiB once quiet",
-        after_calls >> 20,
-        quiet >> 20
-    );
+    assert_hands_back(&server, 16 << 20);
 }
 
 #[test]
@@ -682,13 +678,5 @@ fn a_quiet_server_hands_back_what_a_burst_of_large_requests_used() {
             answer.await.expect("a call").expect("an answer");
         }
     });
-    let after_calls = resident(&server);
-    std::thread::sleep(Duration::from_millis(3500));
-    let quiet = resident(&server);
-    assert!(
-        quiet + (8 << 20) < after_calls,
-        "resident {} MiB after the calls, {} MiB once quiet",
-        after_calls >> 20,
-        quiet >> 20
-    );
+    assert_hands_back(&server, 8 << 20);
 }
