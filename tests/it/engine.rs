@@ -22,14 +22,33 @@ const NEVER: Duration = Duration::from_hours(1);
 /// started from the built binary, withdrawing a job after `withdraw_after`
 /// behind a run and demoting a run after `demote_after`.
 fn pool(limits: Limits, withdraw_after: Duration, demote_after: Duration) -> Pool {
+    pool_of(support::this_binary(), limits, withdraw_after, demote_after)
+}
+
+/// [`pool`], its workers started as `exe`.
+fn pool_of(
+    exe: std::path::PathBuf,
+    limits: Limits,
+    withdraw_after: Duration,
+    demote_after: Duration,
+) -> Pool {
     let limits = Limits {
         concurrency: 1,
         ..limits
     };
     Pool::new(Config::new(&limits, 16, false))
         .expect("a pool")
-        .spawning(support::this_binary())
+        .spawning(exe)
         .timing(withdraw_after, demote_after)
+}
+
+/// The runtime a test drives its pool on.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
 }
 
 /// Encoding a structure that shares itself `depth` times over: the work
@@ -75,12 +94,7 @@ fn who(name: &str, work: &str) -> String {
 /// Runs `first`, then (once it has started) `second`, on the pool; both
 /// answers and how long each took.
 fn run_two(pool: &Pool, first: Job, second: Job) -> ((Answer, Duration), (Answer, Duration)) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    rt.block_on(async {
+    runtime().block_on(async {
         // The worker is started (and warm) before the jobs come.
         pool.warm_up().await.expect("a worker starts");
         let started = Instant::now();
@@ -161,24 +175,16 @@ fn a_job_withdrawn_from_behind_a_run_is_skipped_there_and_answered_once() {
 /// The resident bytes of this process's children started as `exe`,
 /// summed (other tests start workers of their own beside this one).
 fn resident_of(exe: &std::path::Path) -> u64 {
-    let page = rustix::param::page_size() as u64;
     let exe = exe.to_string_lossy().into_owned();
-    std::fs::read_dir("/proc/self/task")
-        .expect("tasks")
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
-        .flat_map(|c| {
-            c.split_whitespace()
-                .filter_map(|p| p.parse::<u32>().ok())
-                .collect::<Vec<_>>()
-        })
+    support::tree(std::process::id())
+        .into_iter()
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/cmdline"))
                 .is_ok_and(|c| c.starts_with(exe.as_bytes()))
         })
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/statm")).ok())
-        .filter_map(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map(support::process_resident_kib)
         .sum::<u64>()
-        * page
+        * 1024
 }
 
 #[test]
@@ -189,20 +195,8 @@ fn a_worker_left_without_jobs_hands_back_what_its_runs_freed() {
     let exe = dir.join("tidy-worker");
     let _ = std::fs::remove_file(&exe);
     std::os::unix::fs::symlink(support::this_binary(), &exe).expect("a link");
-    let limits = Limits {
-        concurrency: 1,
-        ..Limits::default()
-    };
-    let pool = Pool::new(Config::new(&limits, 16, false))
-        .expect("a pool")
-        .spawning(exe.clone())
-        .timing(NEVER, NEVER);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    rt.block_on(async {
+    let pool = pool_of(exe.clone(), Limits::default(), NEVER, NEVER);
+    runtime().block_on(async {
         pool.warm_up().await.expect("a worker starts");
         // About 40 MB of strings, all dropped when the run ends.
         let heavy = who("a", "x = len([str(i) * 50 for i in range(100000)])\n");
