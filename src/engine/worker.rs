@@ -64,19 +64,6 @@ pub fn monotonic_nanos() -> u64 {
         .saturating_add(u64::try_from(now.tv_nsec).unwrap_or(0))
 }
 
-/// `head`, then `message`'s length as a little-endian `u32`, then
-/// `message`, encoded straight into the frame.
-pub fn frame(head: &[u8], message: &impl Message) -> Vec<u8> {
-    let length = message.encoded_len();
-    let mut frame = Vec::with_capacity(head.len() + 4 + length);
-    frame.extend_from_slice(head);
-    frame.extend_from_slice(&u32::try_from(length).unwrap_or(u32::MAX).to_le_bytes());
-    message
-        .encode(&mut frame)
-        .expect("a Vec has room for what it reserved");
-    frame
-}
-
 /// A frame in three pieces to be written one after the other: `head`,
 /// the length and the start of the message; `bytes`, the content of the
 /// message's field 1 (a request or a response, often the bulk of it),
