@@ -571,9 +571,21 @@ fn without_polling_requests_are_answered_by_the_same_worker() {
 fn idle_workers_exit_and_the_next_request_starts_one() {
     // 3 s: on a loaded machine starting the server can take more than 1 s,
     // and the first worker must still be there to be seen.
-    let server = start(&["--worker-idle-seconds", "3"]);
+    let server = start(&["--worker-idle-seconds", "3", "--debug"]);
     assert!(workers(&server) >= 1, "a worker answered the first request");
     wait_for_no_workers(&server);
+    // Asked to leave, not killed: it ends as a finished process does
+    // (a profile-generating build writes its counters then).
+    assert!(
+        server
+            .lines
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("a retired worker exited on its own")
+                && l.contains("exit status: 0")),
+        "the idle worker was not seen leaving on its own"
+    );
     // Only a worker answers: the answer shows one was started for it.
     answers_a_trivial_script(&server);
 }

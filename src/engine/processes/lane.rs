@@ -20,6 +20,9 @@ use crate::engine::worker::{
 /// The lowest CPU priority, which demoted workers get.
 const NICEST: i32 = 19;
 
+/// How long a retired worker has to exit on its own.
+const RETIRE_WAIT: Duration = Duration::from_secs(1);
+
 /// A job written (or being written) to the worker.
 struct Sent {
     /// The job, until it is answered or withdrawn. A withdrawn job stays
@@ -483,6 +486,16 @@ impl Lane {
     /// After the driver stops: the running job's end, the others back to
     /// the queue, the worker killed and reaped, the counts put right.
     async fn settle(&mut self, shared: &Arc<Shared>, worker: &mut Worker, exit: Exit) {
+        if matches!(exit, Exit::Idle) {
+            // Out of the counts first, so that a job coming now starts
+            // another worker instead of waiting for this one to leave.
+            {
+                let mut state = shared.lock();
+                self.leave(&mut state);
+                shared.start_workers(state);
+            }
+            retire(worker).await;
+        }
         // An abandoned job ends with its worker: nobody waits for it.
         let abandoned = matches!(exit, Exit::Abandoned);
         let head_end = match exit {
@@ -596,5 +609,21 @@ fn lower_priority(pid: Option<u32>) {
         && let Err(e) = rustix::process::setpriority_process(Some(pid), NICEST)
     {
         tracing::debug!(error = %e, "cannot lower the priority of a worker");
+    }
+}
+
+/// Asks an idle worker to leave: it reads the end of its socket and exits
+/// on its own, as a process that finished (what it must do at exit, such
+/// as writing the counters of a profile-generating build, gets done); one
+/// that has not gone within [`RETIRE_WAIT`] is killed by the caller.
+async fn retire(worker: &mut Worker) {
+    use tokio::io::AsyncWriteExt;
+    if worker.socket.shutdown().await.is_err() {
+        return;
+    }
+    if let Ok(Ok(status)) = tokio::time::timeout(RETIRE_WAIT, worker.child.wait()).await {
+        tracing::debug!(%status, "a retired worker exited on its own");
+    } else {
+        tracing::debug!("a retired worker did not exit on its own");
     }
 }
