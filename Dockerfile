@@ -2,7 +2,10 @@
 # The recipe of package/build.sh, for those with Docker: a static (musl)
 # release binary (stripped, LTO, one codegen unit: [profile.release] in
 # Cargo.toml) alone on an empty base with the CA bundle, as a non-root
-# user, on port 9443.
+# user, on port 9443. Unlike package/build.sh it skips the profile-guided
+# build (package/pgo.sh drives the function with the crossplane CLI, which
+# this image does not have): the binary works the same and runs slower
+# (README "Performance").
 
 FROM rust:1.95-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends musl-tools \

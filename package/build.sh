@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Crossplane package, function-starlark.xpkg, without Docker:
 #   1. a static binary (the musl target: no C runtime needed in the image;
-#      DNS through /etc/resolv.conf, TLS roots from the image's bundle);
+#      DNS through /etc/resolv.conf, TLS roots from the image's bundle),
+#      built guided by a profile of itself at work (package/pgo.sh);
 #   2. the runtime image, assembled with crane on a registry started on
 #      loopback: the binary and the CA bundle in one layer, entrypoint,
 #      non-root user, port 9443, OCI labels; saved as a tarball;
@@ -32,7 +33,7 @@ if ! command -v x86_64-linux-musl-gcc >/dev/null 2>&1 && ! command -v musl-gcc >
     ${sudo_cmd} apt-get install -y musl-tools >/dev/null 2>&1 \
         || { ${sudo_cmd} apt-get update >/dev/null 2>&1 && ${sudo_cmd} apt-get install -y musl-tools >/dev/null; }
 fi
-cargo build --release --locked --target "${TARGET}" --bin function-starlark
+CRANK="${CRANK}" ./package/pgo.sh
 
 rm -rf "${OUT}"
 mkdir -p "${OUT}/rootfs/etc/ssl/certs"
