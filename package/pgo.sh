@@ -20,8 +20,21 @@ TARGET=x86_64-unknown-linux-musl
 GENERATE_DIR=target/pgo-generate
 PROFILES="${PWD}/target/pgo-profiles"
 if [ -z "${CRANK:-}" ]; then
-    CRANK="$(command -v crank || echo "$(go env GOPATH)/bin/crank")"
+    CRANK="$(command -v crank || echo "$(go env GOPATH 2>/dev/null)/bin/crank")"
 fi
+CRANK="$(realpath -m "${CRANK}")"
+if [ ! -x "${CRANK}" ]; then
+    echo "the crossplane CLI (crank) is missing at ${CRANK}: set CRANK (scripts/test.sh installs it)" >&2
+    exit 1
+fi
+# Cargo ignores every configured rustflags when these are set, and with
+# them the profile flags below and the packed relocations.
+for var in RUSTFLAGS CARGO_ENCODED_RUSTFLAGS; do
+    if [ -n "${!var:-}" ]; then
+        echo "package/pgo.sh: ${var} is set; unset for this build (it would switch the profile off)" >&2
+        unset "${var}"
+    fi
+done
 
 rustup component add llvm-tools >/dev/null 2>&1 || true
 host="$(rustc -vV | sed -n 's/^host: //p')"
@@ -48,10 +61,19 @@ address="127.0.0.1:${port}"
     --worker-idle-seconds 1 >"${PROFILES}/server.log" 2>&1 &
 server=$!
 trap 'kill ${server} 2>/dev/null || true' EXIT
+listening=false
 for _ in $(seq 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null && break
+    if (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null; then
+        listening=true
+        break
+    fi
     sleep 0.1
 done
+if ! ${listening} || ! kill -0 "${server}" 2>/dev/null; then
+    echo "the counting build did not listen on ${address}; its log:" >&2
+    cat "${PROFILES}/server.log" >&2
+    exit 1
+fi
 for _ in 1 2 3; do
     for case in examples/*/; do
         args=(render xr.yaml composition.yaml functions.yaml
@@ -60,14 +82,22 @@ for _ in 1 2 3; do
         if [ -f "${case}observed.yaml" ]; then args+=(-o observed.yaml); fi
         if [ -f "${case}required-resources.yaml" ]; then args+=(-e required-resources.yaml); fi
         if ! (cd "${case}" && "${CRANK}" "${args[@]}" >/dev/null); then
-            echo "crossplane render failed for ${case}" >&2
+            echo "crossplane render failed for ${case} (the function's log: ${PROFILES}/server.log)" >&2
             exit 1
         fi
     done
 done
-"${counting}" test examples/ stdlib/ >/dev/null
+if ! "${counting}" test examples/ stdlib/ >"${PROFILES}/test.log" 2>&1; then
+    echo "the Starlark tests failed under the counting build:" >&2
+    cat "${PROFILES}/test.log" >&2
+    exit 1
+fi
 sleep 2.5
-kill -TERM "${server}"
+if ! kill -TERM "${server}" 2>/dev/null; then
+    echo "the counting build's server stopped before the end of the run; its log:" >&2
+    cat "${PROFILES}/server.log" >&2
+    exit 1
+fi
 wait "${server}" || true
 trap - EXIT
 unset LLVM_PROFILE_FILE

@@ -575,17 +575,22 @@ fn idle_workers_exit_and_the_next_request_starts_one() {
     assert!(workers(&server) >= 1, "a worker answered the first request");
     wait_for_no_workers(&server);
     // Asked to leave, not killed: it ends as a finished process does
-    // (a profile-generating build writes its counters then).
-    assert!(
-        server
-            .lines
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|l| l.contains("a retired worker exited on its own")
-                && l.contains("exit status: 0")),
-        "the idle worker was not seen leaving on its own"
-    );
+    // (a profile-generating build writes its counters then). The line is
+    // logged once the worker is reaped, so it may come a little later.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !server
+        .lines
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|l| l.contains("a retired worker exited on its own") && l.contains("exit status: 0"))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the idle worker was not seen leaving on its own"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // Only a worker answers: the answer shows one was started for it.
     answers_a_trivial_script(&server);
 }
