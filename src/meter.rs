@@ -164,6 +164,11 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
+/// How long a process goes quiet (a worker or worker thread without a
+/// job, the server without a call) before it calls
+/// [`release_freed_memory`].
+pub const QUIET_BEFORE_RELEASE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Returns the pages the allocator holds free to the system: it keeps
 /// what is freed for reuse, so a process stays at its peak until then.
 /// For a process that has gone quiet (a worker without jobs, a server

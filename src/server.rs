@@ -154,7 +154,7 @@ pub async fn serve(cli: Cli) -> Result<(), ServeError> {
         });
     }
 
-    tokio::spawn(tidy::when_quiet(tidy::QUIET_FOR));
+    tokio::spawn(tidy::when_quiet(crate::meter::QUIET_BEFORE_RELEASE));
 
     tracing::info!(%address, insecure = cli.sdk.insecure, "serving FunctionRunnerService");
     let grace = Duration::from_secs(cli.shutdown_grace_seconds);

@@ -13,6 +13,7 @@ use super::evaluate::{evaluate, failed};
 use super::job::{Answer, Job};
 use crate::engine::runtime::{Limits, Runtime};
 use crate::error::Error;
+use crate::meter::QUIET_BEFORE_RELEASE;
 
 /// How long past its deadline a run may take to stop on its own.
 pub const GRACE: Duration = Duration::from_millis(500);
@@ -27,7 +28,7 @@ struct Task {
 }
 
 /// The tasks waiting for a thread. Idle threads wait on it together, each
-/// with its own timeout (see [`TIDY_AFTER`]).
+/// with its own timeout (see [`QUIET_BEFORE_RELEASE`]).
 #[derive(Default)]
 struct Queue {
     waiting: Mutex<Waiting>,
@@ -216,10 +217,6 @@ impl Drop for StopOnDrop {
     }
 }
 
-/// How long a worker thread waits for a task before it hands the memory
-/// its runs freed back to the system (once per quiet stretch).
-const TIDY_AFTER: Duration = Duration::from_secs(1);
-
 /// A worker thread's life: take a task, run it, answer, until the pool is
 /// dropped.
 fn serve(runtime: &Runtime, tasks: &Queue, idle: &AtomicUsize) {
@@ -227,7 +224,7 @@ fn serve(runtime: &Runtime, tasks: &Queue, idle: &AtomicUsize) {
     loop {
         idle.fetch_add(1, Ordering::AcqRel);
         // Once it has tidied, a thread sleeps until the next task.
-        let next = tasks.next(tidy.then_some(TIDY_AFTER));
+        let next = tasks.next(tidy.then_some(QUIET_BEFORE_RELEASE));
         idle.fetch_sub(1, Ordering::AcqRel);
         let task = match next {
             Next::Task(task) => task,

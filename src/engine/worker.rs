@@ -329,8 +329,8 @@ fn serve(config: &Config, mut stream: UnixStream) {
             if poll && poll::until_readable(socket, poll_budget) {
                 return;
             }
-            if !poll::readable_within(socket, TIDY_AFTER) {
-                crate::meter::release_freed_memory();
+            if !poll::readable_within(socket, meter::QUIET_BEFORE_RELEASE) {
+                meter::release_freed_memory();
             }
         });
         let Some((head, payload)) = next else { return };
@@ -359,10 +359,6 @@ fn serve(config: &Config, mut stream: UnixStream) {
         }
     }
 }
-
-/// How long a worker waits for its next job before it hands the memory
-/// its runs freed back to the system (the allocator keeps it for reuse).
-const TIDY_AFTER: Duration = Duration::from_secs(1);
 
 /// Writes every piece, in order.
 pub fn write_all(stream: &mut impl Write, pieces: &[Bytes]) -> std::io::Result<()> {

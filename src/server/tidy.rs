@@ -28,10 +28,6 @@ impl Drop for Call {
     }
 }
 
-/// How long the server goes without a call starting or ending, and none
-/// in flight, before it tidies.
-pub const QUIET_FOR: Duration = Duration::from_secs(1);
-
 /// Runs for ever: once calls have come and gone and `quiet` passes with
 /// none in flight and none starting or ending, releases the freed memory
 /// (once per such stretch).
