@@ -3,6 +3,7 @@
 //! one ahead of it does (dies, runs long, takes a little too long). Each
 //! test takes the pool's other rules out of play with [`Pool::timing`].
 
+use crate::common::runtime;
 use crate::support;
 
 use std::time::{Duration, Instant};
@@ -40,15 +41,6 @@ fn pool_of(
         .expect("a pool")
         .spawning(exe)
         .timing(withdraw_after, demote_after)
-}
-
-/// The runtime a test drives its pool on.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime")
 }
 
 /// Encoding a structure that shares itself `depth` times over: the work

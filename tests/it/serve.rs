@@ -1,7 +1,7 @@
 //! The real binary, started on loopback and called over gRPC, as
 //! Crossplane calls it: plaintext (`--insecure`) and mTLS.
 
-use crate::common;
+use crate::common::{self, runtime};
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -63,14 +63,6 @@ fn start_logging(extra_args: &[&str], stderr: Stdio) -> Server {
         std::thread::sleep(Duration::from_millis(50));
     }
     server
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
 }
 
 async fn plaintext_client(address: &str) -> FunctionRunnerServiceClient<Channel> {

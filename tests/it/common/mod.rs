@@ -69,6 +69,16 @@ pub fn handle(function: &StarlarkFunction, req: RunFunctionRequest) -> RunFuncti
         .block_on(function.handle(req))
 }
 
+/// A runtime with two worker threads, for tests that drive servers or
+/// pools from async code.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
 /// The folders of `examples/` that hold a composition, sorted.
 pub fn example_dirs() -> Vec<std::path::PathBuf> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
