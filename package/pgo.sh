@@ -8,9 +8,14 @@
 #      as deployed, then running the examples' and the standard library's
 #      Starlark tests; each process writes its counts when it exits;
 #   3. the counts merged (llvm-profdata, rustup's llvm-tools) and the
-#      release build made with them (-Cprofile-use): code that runs is laid
-#      out together and optimised for the paths taken, code that never ran
-#      is kept small and apart. README "Performance" has what it gained.
+#      release build made with them (-Cprofile-use): code that runs is
+#      optimised for the paths taken, code that never ran is kept small;
+#   4. the functions a server and its worker run on starting and on their
+#      first request found the same way (a server started and stopped,
+#      then one that answered one example), and the release build linked
+#      by lld with its functions in that order (package/pgo-order.py):
+#      each process's first code together, so an idle one keeps less of
+#      the binary resident. README "Performance" has what both gained.
 # Needs crank (CRANK, on PATH or in $(go env GOPATH)/bin); package/build.sh
 # calls it.
 set -euo pipefail
@@ -52,68 +57,128 @@ CARGO_TARGET_DIR="${GENERATE_DIR}" cargo build --release --locked --target "${TA
     --config "target.${TARGET}.rustflags=[\"-Cprofile-generate=${PROFILES}\"]"
 counting="${GENERATE_DIR}/${TARGET}/release/function-starlark"
 
-echo "== the counting build at work"
-export LLVM_PROFILE_FILE="${PROFILES}/%p.profraw"
-port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-address="127.0.0.1:${port}"
-# Workers idle for a second are asked to leave, and exit writing their counts.
-"${counting}" --insecure --address "${address}" --metrics-address "" \
-    --worker-idle-seconds 1 >"${PROFILES}/server.log" 2>&1 &
-server=$!
-trap 'kill ${server} 2>/dev/null || true' EXIT
-listening=false
-for _ in $(seq 100); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null; then
-        listening=true
-        break
-    fi
-    sleep 0.1
-done
-if ! ${listening} || ! kill -0 "${server}" 2>/dev/null; then
+# Starts the counting build's server, its processes writing their counts
+# into $1 (workers idle for a second are asked to leave, and exit writing
+# theirs); sets `server` and `address`.
+start_server() {
+    export LLVM_PROFILE_FILE="$1/%p.profraw"
+    local port
+    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    address="127.0.0.1:${port}"
+    server_log="$1/server.log"
+    "${counting}" --insecure --address "${address}" --metrics-address "" \
+        --worker-idle-seconds 1 >"${server_log}" 2>&1 &
+    server=$!
+    trap 'kill ${server} 2>/dev/null || true' EXIT
+    for _ in $(seq 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null; then
+            return 0
+        fi
+        if ! kill -0 "${server}" 2>/dev/null; then
+            break
+        fi
+        sleep 0.1
+    done
     echo "the counting build did not listen on ${address}; its log:" >&2
-    cat "${PROFILES}/server.log" >&2
+    cat "$1/server.log" >&2
     exit 1
-fi
+}
+
+# Stops the server started into $1 (SIGTERM: it and its workers exit
+# writing their counts); its own profile becomes $1/server.profraw.
+stop_server() {
+    if ! kill -TERM "${server}" 2>/dev/null; then
+        echo "the counting build's server stopped before the end of the run; its log:" >&2
+        cat "$1/server.log" >&2
+        exit 1
+    fi
+    wait "${server}" || true
+    trap - EXIT
+    unset LLVM_PROFILE_FILE
+    mv "$1/${server}.profraw" "$1/server.profraw"
+}
+
+# `crossplane render` of the example in $1 with the server at `address`.
+render() {
+    local args=(render xr.yaml composition.yaml functions.yaml
+        -a render.crossplane.io/runtime=Development
+        -a "render.crossplane.io/runtime-development-target=${address}" -r)
+    if [ -f "$1observed.yaml" ]; then args+=(-o observed.yaml); fi
+    if [ -f "$1required-resources.yaml" ]; then args+=(-e required-resources.yaml); fi
+    if ! (cd "$1" && "${CRANK}" "${args[@]}" >/dev/null); then
+        echo "crossplane render failed for $1 (the function's log: ${server_log})" >&2
+        exit 1
+    fi
+}
+
+echo "== the counting build at work"
+mkdir -p "${PROFILES}/work" "${PROFILES}/startup" "${PROFILES}/first"
+start_server "${PROFILES}/work"
 for _ in 1 2 3; do
     for case in examples/*/; do
-        args=(render xr.yaml composition.yaml functions.yaml
-            -a render.crossplane.io/runtime=Development
-            -a "render.crossplane.io/runtime-development-target=${address}" -r)
-        if [ -f "${case}observed.yaml" ]; then args+=(-o observed.yaml); fi
-        if [ -f "${case}required-resources.yaml" ]; then args+=(-e required-resources.yaml); fi
-        if ! (cd "${case}" && "${CRANK}" "${args[@]}" >/dev/null); then
-            echo "crossplane render failed for ${case} (the function's log: ${PROFILES}/server.log)" >&2
-            exit 1
-        fi
+        render "${case}"
     done
 done
-if ! "${counting}" test examples/ stdlib/ >"${PROFILES}/test.log" 2>&1; then
+if ! LLVM_PROFILE_FILE="${PROFILES}/work/test-%p.profraw" \
+    "${counting}" test examples/ stdlib/ >"${PROFILES}/test.log" 2>&1; then
     echo "the Starlark tests failed under the counting build:" >&2
     cat "${PROFILES}/test.log" >&2
     exit 1
 fi
 sleep 2.5
-if ! kill -TERM "${server}" 2>/dev/null; then
-    echo "the counting build's server stopped before the end of the run; its log:" >&2
-    cat "${PROFILES}/server.log" >&2
-    exit 1
-fi
-wait "${server}" || true
-trap - EXIT
-unset LLVM_PROFILE_FILE
+stop_server "${PROFILES}/work"
 # The server, at least one worker and the test run.
-count="$(find "${PROFILES}" -name '*.profraw' | wc -l)"
+count="$(find "${PROFILES}/work" -name '*.profraw' | wc -l)"
 if [ "${count}" -lt 3 ]; then
     echo "the counting build wrote ${count} profiles, expected the server's, its workers' and the tests'" >&2
     exit 1
 fi
-"${PROFDATA}" merge -o "${PROFILES}/merged.profdata" "${PROFILES}"/*.profraw
+"${PROFDATA}" merge -o "${PROFILES}/merged.profdata" "${PROFILES}"/work/*.profraw
+
+echo "== what a server and its worker run first"
+# Started and stopped; then started, one example rendered, stopped. Each
+# waits for its worker to retire (it writes its counts when it exits on
+# its own; a worker still there at shutdown is killed).
+start_server "${PROFILES}/startup"
+sleep 2.5
+stop_server "${PROFILES}/startup"
+start_server "${PROFILES}/first"
+render examples/bucket-topic/
+sleep 2.5
+stop_server "${PROFILES}/first"
+python3 package/pgo-order.py "${PROFDATA}" "${PROFILES}/order.txt" \
+    "${PROFILES}/startup" "${PROFILES}/first" "${PROFILES}/merged.profdata"
+# Cargo rebuilds when flags change, not when the files they name do: the
+# names carry their content's hash, so new counts or a new order rebuild.
+for file in merged.profdata order.txt; do
+    sum="$(sha256sum "${PROFILES}/${file}" | cut -c1-16)"
+    mv "${PROFILES}/${file}" "${PROFILES}/${file%.*}-${sum}.${file##*.}"
+done
+merged="$(echo "${PROFILES}"/merged-*.profdata)"
+order="$(echo "${PROFILES}"/order-*.txt)"
+
 # CI starts from a clean checkout every time: the counting build's target
 # directory (about a gigabyte) would only take disk the tests need.
 if [ "${CI:-}" = "true" ]; then
     rm -rf "${GENERATE_DIR}"
 fi
 
-echo "== the release build, guided by ${count} profiles"
+echo "== the release build, guided by ${count} profiles, its functions in order"
+# lld, which rustup ships with rustc, takes the order (GNU ld does not).
+GCC_LD="$(rustc --print sysroot)/lib/rustlib/${host}/bin/gcc-ld"
+if [ ! -x "${GCC_LD}/ld.lld" ]; then
+    echo "rustup's lld is missing at ${GCC_LD}/ld.lld" >&2
+    exit 1
+fi
+flags=("-Cprofile-use=${merged}"
+    -Clink-arg=-fuse-ld=lld "-Clink-arg=-B${GCC_LD}"
+    "-Clink-arg=-Wl,--symbol-ordering-file=${order}"
+    # Functions the release build inlined everywhere have no symbol left.
+    -Clink-arg=-Wl,--no-warn-symbol-ordering)
+rustflags="$(printf '"%s",' "${flags[@]}")"
 cargo build --release --locked --target "${TARGET}" --bin function-starlark \
-    --config "target.${TARGET}.rustflags=[\"-Cprofile-use=${PROFILES}/merged.profdata\"]"
+    --config "target.${TARGET}.rustflags=[${rustflags%,}]"
+if ! readelf -p .comment "target/${TARGET}/release/function-starlark" | grep -q "Linker: LLD"; then
+    echo "the release build was not linked by lld, so its functions are not in order" >&2
+    exit 1
+fi
