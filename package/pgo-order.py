@@ -38,7 +38,7 @@ def executed(profdata, profile):
     listing = subprocess.run(
         [profdata, "show", "--all-functions", "--counts", str(profile)],
         check=True,
-        capture_output=True,
+        stdout=subprocess.PIPE,
         text=True,
     ).stdout
     counts = {}
@@ -68,8 +68,9 @@ def processes(profdata, directory):
 def main(profdata, out, startup_dir, first_dir, merged):
     start_server, start_worker = processes(profdata, startup_dir)
     first_server, first_worker = processes(profdata, first_dir)
-    if not start_worker or not first_worker:
-        sys.exit("pgo-order.py: no worker profile in " + startup_dir + " or " + first_dir)
+    for directory, workers in ((startup_dir, start_worker), (first_dir, first_worker)):
+        if not workers:
+            sys.exit("pgo-order.py: no worker profile in " + directory)
     server = start_server | first_server
     worker = start_worker | first_worker
     both = server & worker

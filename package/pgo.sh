@@ -92,10 +92,32 @@ stop_server() {
         cat "$1/server.log" >&2
         exit 1
     fi
-    wait "${server}" || true
+    local status=0
+    wait "${server}" || status=$?
     trap - EXIT
     unset LLVM_PROFILE_FILE
+    if [ ! -f "$1/${server}.profraw" ]; then
+        echo "the counting build's server (exit status ${status}) wrote no profile into $1; its log:" >&2
+        cat "$1/server.log" >&2
+        exit 1
+    fi
     mv "$1/${server}.profraw" "$1/server.profraw"
+}
+
+# Waits (up to 10 s) until the server started into $1 has no worker left:
+# a worker that retires exits on its own, writing its counts (one still
+# there at shutdown is killed and writes none).
+await_retirement() {
+    for _ in $(seq 100); do
+        if [ -z "$(cat /proc/"${server}"/task/*/children 2>/dev/null)" ] \
+            && [ -n "$(find "$1" -name '[0-9]*.profraw')" ]; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "no worker of the counting build retired into $1 within 10 s; its log:" >&2
+    cat "$1/server.log" >&2
+    exit 1
 }
 
 # `crossplane render` of the example in $1 with the server at `address`.
@@ -136,20 +158,20 @@ fi
 "${PROFDATA}" merge -o "${PROFILES}/merged.profdata" "${PROFILES}"/work/*.profraw
 
 echo "== what a server and its worker run first"
-# Started and stopped; then started, one example rendered, stopped. Each
-# waits for its worker to retire (it writes its counts when it exits on
-# its own; a worker still there at shutdown is killed).
+# Started and stopped; then started, one example rendered, stopped; each
+# once its worker has retired.
 start_server "${PROFILES}/startup"
-sleep 2.5
+await_retirement "${PROFILES}/startup"
 stop_server "${PROFILES}/startup"
 start_server "${PROFILES}/first"
 render examples/bucket-topic/
-sleep 2.5
+await_retirement "${PROFILES}/first"
 stop_server "${PROFILES}/first"
 python3 package/pgo-order.py "${PROFDATA}" "${PROFILES}/order.txt" \
     "${PROFILES}/startup" "${PROFILES}/first" "${PROFILES}/merged.profdata"
-# Cargo rebuilds when flags change, not when the files they name do: the
-# names carry their content's hash, so new counts or a new order rebuild.
+# Cargo checks the profile's time for this package's own crate only, and
+# never the order file: the names carry their content's hash, so that new
+# counts or a new order rebuild every crate, dependencies included.
 for file in merged.profdata order.txt; do
     sum="$(sha256sum "${PROFILES}/${file}" | cut -c1-16)"
     mv "${PROFILES}/${file}" "${PROFILES}/${file%.*}-${sum}.${file##*.}"
@@ -164,6 +186,9 @@ if [ "${CI:-}" = "true" ]; then
 fi
 
 echo "== the release build, guided by ${count} profiles, its functions in order"
+# Every crate is built again with the new counts: the last build's files
+# would only take disk.
+cargo clean --release --target "${TARGET}" >/dev/null 2>&1 || true
 # lld, which rustup ships with rustc, takes the order (GNU ld does not).
 GCC_LD="$(rustc --print sysroot)/lib/rustlib/${host}/bin/gcc-ld"
 if [ ! -x "${GCC_LD}/ld.lld" ]; then
