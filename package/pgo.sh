@@ -80,7 +80,7 @@ start_server() {
         sleep 0.1
     done
     echo "the counting build did not listen on ${address}; its log:" >&2
-    cat "$1/server.log" >&2
+    cat "${server_log}" >&2
     exit 1
 }
 
@@ -89,7 +89,7 @@ start_server() {
 stop_server() {
     if ! kill -TERM "${server}" 2>/dev/null; then
         echo "the counting build's server stopped before the end of the run; its log:" >&2
-        cat "$1/server.log" >&2
+        cat "${server_log}" >&2
         exit 1
     fi
     local status=0
@@ -98,7 +98,7 @@ stop_server() {
     unset LLVM_PROFILE_FILE
     if [ ! -f "$1/${server}.profraw" ]; then
         echo "the counting build's server (exit status ${status}) wrote no profile into $1; its log:" >&2
-        cat "$1/server.log" >&2
+        cat "${server_log}" >&2
         exit 1
     fi
     mv "$1/${server}.profraw" "$1/server.profraw"
@@ -116,7 +116,7 @@ await_retirement() {
         sleep 0.1
     done
     echo "no worker of the counting build retired into $1 within 10 s; its log:" >&2
-    cat "$1/server.log" >&2
+    cat "${server_log}" >&2
     exit 1
 }
 
@@ -147,7 +147,7 @@ if ! LLVM_PROFILE_FILE="${PROFILES}/work/test-%p.profraw" \
     cat "${PROFILES}/test.log" >&2
     exit 1
 fi
-sleep 2.5
+await_retirement "${PROFILES}/work"
 stop_server "${PROFILES}/work"
 # The server, at least one worker and the test run.
 count="$(find "${PROFILES}/work" -name '*.profraw' | wc -l)"
