@@ -279,15 +279,18 @@ impl Sources {
             if pending.is_empty() {
                 break;
             }
+            // The OCI steps are boxed: their futures are large, and inline
+            // they would make every request's future (most never resolve
+            // an OCI module) kilobytes larger, copied as it moves.
             if resolution.is_none() {
-                let access = Access::new(&checked.oci, request, resolver.config()).await;
+                let access = Box::pin(Access::new(&checked.oci, request, resolver.config())).await;
                 resolution = Some(Resolution::new(resolver, access, registry));
             }
             let Some(resolution) = resolution.as_mut() else {
                 continue;
             };
             let started = std::time::Instant::now();
-            let outcome = resolution.resolve(std::mem::take(&mut pending)).await;
+            let outcome = Box::pin(resolution.resolve(std::mem::take(&mut pending))).await;
             resolve_time = Some(resolve_time.unwrap_or_default() + started.elapsed());
             let entries = match outcome {
                 Ok(entries) => entries,

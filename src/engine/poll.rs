@@ -8,11 +8,14 @@
 //! Polling the socket for a short time first catches a frame as it lands.
 //!
 //! The price is CPU: at most the budget per wait, and only where nothing
-//! else could use it. The server polls only for the single run in flight
-//! (under load its threads have other requests to serve); a worker polls
-//! for its next job right after answering, when a busy caller sends the
-//! next one. Both yield the CPU between polls, so a runnable thread on the
-//! same core goes first. `--worker-poll-micros 0` turns polling off.
+//! else could use it. The server polls only for the single run in flight,
+//! and only when no run has had company for a while (see
+//! `processes::CALM_AFTER`): under load its threads have other requests
+//! to serve, even at moments when one run is all the workers hold. A
+//! worker polls for its next job right after answering, when a busy
+//! caller sends the next one. Both yield the CPU between polls, so a
+//! runnable thread on the same core goes first. `--worker-poll-micros 0`
+//! turns polling off.
 
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};

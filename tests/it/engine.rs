@@ -206,3 +206,15 @@ fn a_worker_left_without_jobs_hands_back_what_its_runs_freed() {
     drop(pool);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every request's future is moved (copied) several times on its way
+/// through tonic and tokio; the OCI steps, which most requests never take,
+/// are boxed so that they do not make it kilobytes larger (8.6 KB before,
+/// in this test build).
+#[test]
+fn a_request_future_stays_small() {
+    let function = crate::common::function();
+    let future = function.handle_bytes(bytes::Bytes::new());
+    let size = std::mem::size_of_val(&future);
+    assert!(size <= 4096, "a request's future is {size} bytes");
+}

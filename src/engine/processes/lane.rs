@@ -143,7 +143,7 @@ impl Lane {
             self.mark_started();
             // Alone, a run is worth polling for: the thread has nothing
             // else to do, and waking it from sleep costs more than the run.
-            if self.fifo.len() == 1 && self.fifo[0].written_all() && shared.alone() {
+            if self.fifo.len() == 1 && self.fifo[0].written_all() && shared.flight.alone() {
                 poll::until_readable(&worker.socket, shared.poll_budget);
             }
             match self.read(&worker.socket) {
