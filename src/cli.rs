@@ -63,9 +63,11 @@ pub struct Cli {
 
     /// Microseconds a wait on a worker process polls before sleeping: the
     /// server for the answer of the only run in flight, a worker for its
-    /// next job. Waking a sleeping thread costs tens of microseconds on
-    /// small VMs; polling trades at most this much CPU per wait for it
-    /// (0: never poll). Ignored with `--isolation threads`.
+    /// next job, once no two runs have been in flight for 20 ms (under
+    /// load, polling holds a core the server needs). Waking a sleeping
+    /// thread costs tens of microseconds on small VMs; polling trades at
+    /// most this much CPU per wait for it (0: never poll). Ignored with
+    /// `--isolation threads`.
     #[arg(long, env = "STARLARK_WORKER_POLL_MICROS", default_value_t = 500)]
     pub worker_poll_micros: u64,
 

@@ -45,10 +45,10 @@ pub struct Job {
     #[prost(bool, tag = "9")]
     pub validate_schemas: bool,
     /// Set by the pool of worker processes when this is the only job in
-    /// flight: the worker then polls for the next one after answering
-    /// (see [`super::poll`]). Under load the next job is either waiting
-    /// already or late because the server is busy, and polling would only
-    /// take CPU from it.
+    /// flight and none has had company for a while: the worker then polls
+    /// for the next one after answering (see [`super::poll`]). Under load
+    /// the next job is either waiting already or late because the server
+    /// is busy, and polling would only take CPU from it.
     #[prost(bool, tag = "10")]
     pub poll_after: bool,
 }

@@ -12,8 +12,9 @@
 //! and only when no run has had company for a while (see
 //! `processes::CALM_AFTER`): under load its threads have other requests
 //! to serve, even at moments when one run is all the workers hold. A
-//! worker polls for its next job right after answering, when a busy
-//! caller sends the next one. Both yield the CPU between polls, so a
+//! worker polls for its next job right after answering, under the same
+//! condition (the server sets the job's `poll_after`), when a busy caller
+//! sends the next one. Both yield the CPU between polls, so a
 //! runnable thread on the same core goes first. `--worker-poll-micros 0`
 //! turns polling off.
 
