@@ -41,7 +41,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use prost::Message;
@@ -285,9 +285,9 @@ impl Pool {
     /// Queues `job` and waits for how it ended.
     async fn submit(&self, job: &Job) -> Ended {
         let (answer, ended) = oneshot::channel();
-        let counted = self.shared.flight.enter();
+        let _counted = self.shared.flight.enter();
         self.shared.enqueue(Queued {
-            frame: worker::job_frame(job, counted.alone()),
+            frame: worker::job_frame(job, self.shared.flight.alone()),
             timeout: Duration::from_millis(job.timeout_ms),
             answer,
         });
@@ -396,33 +396,31 @@ impl Shared {
 /// caller sending one request after another never has two in flight.
 pub const CALM_AFTER: Duration = Duration::from_millis(20);
 
-/// The jobs in flight, and when there were last more than one.
+/// The jobs in flight, and when waits may poll again.
 struct Flight {
     count: AtomicUsize,
-    /// Nanoseconds after `epoch` when a job entered with another in
-    /// flight.
-    crowded_at: AtomicU64,
-    epoch: Instant,
+    /// [`worker::monotonic_nanos`] from which a lone job polls:
+    /// [`CALM_AFTER`] past the last time a job entered with another in
+    /// flight (0 until then).
+    calm_from: AtomicU64,
 }
 
 impl Flight {
     fn new() -> Flight {
         Flight {
             count: AtomicUsize::new(0),
-            crowded_at: AtomicU64::new(0),
-            epoch: Instant::now(),
+            calm_from: AtomicU64::new(0),
         }
-    }
-
-    fn now(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// Counts a job in flight until the guard is dropped.
     fn enter(&self) -> InFlight<'_> {
         if self.count.fetch_add(1, Ordering::AcqRel) > 0 {
-            // Never zero: zero means no crowd yet.
-            self.crowded_at.store(self.now().max(1), Ordering::Release);
+            let calm = u64::try_from(CALM_AFTER.as_nanos()).unwrap_or(u64::MAX);
+            self.calm_from.store(
+                worker::monotonic_nanos().saturating_add(calm),
+                Ordering::Release,
+            );
         }
         InFlight(self)
     }
@@ -430,28 +428,13 @@ impl Flight {
     /// Whether a single job is in flight and none has had company for
     /// [`CALM_AFTER`]: only then is a wait worth polling for.
     fn alone(&self) -> bool {
-        if self.count.load(Ordering::Acquire) != 1 {
-            return false;
-        }
-        let crowded_at = self.crowded_at.load(Ordering::Acquire);
-        // Never crowded yet: a zero stamp is not a crowd at the epoch.
-        crowded_at == 0 || self.now().saturating_sub(crowded_at) >= duration_nanos(CALM_AFTER)
+        self.count.load(Ordering::Acquire) == 1
+            && worker::monotonic_nanos() >= self.calm_from.load(Ordering::Acquire)
     }
-}
-
-fn duration_nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// A job counted in flight until dropped.
 struct InFlight<'a>(&'a Flight);
-
-impl InFlight<'_> {
-    /// Whether this job may poll (see [`Flight::alone`]).
-    fn alone(&self) -> bool {
-        self.0.alone()
-    }
-}
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
@@ -467,9 +450,10 @@ mod tests {
     fn a_lone_job_polls() {
         let flight = Flight::new();
         let only = flight.enter();
-        assert!(only.alone());
+        assert!(flight.alone());
         drop(only);
-        assert!(flight.enter().alone(), "one job after another stays alone");
+        let _next = flight.enter();
+        assert!(flight.alone(), "one job after another stays alone");
     }
 
     #[test]
@@ -477,14 +461,17 @@ mod tests {
         let flight = Flight::new();
         let first = flight.enter();
         let second = flight.enter();
-        assert!(!first.alone() && !second.alone());
+        assert!(!flight.alone());
         drop(first);
         // One in flight again, but there was company a moment ago: under
         // load the next one is on its way.
-        assert!(!second.alone());
+        assert!(!flight.alone());
         drop(second);
-        assert!(!flight.enter().alone());
+        let third = flight.enter();
+        assert!(!flight.alone());
+        drop(third);
         std::thread::sleep(CALM_AFTER);
-        assert!(flight.enter().alone());
+        let _fourth = flight.enter();
+        assert!(flight.alone());
     }
 }
