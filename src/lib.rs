@@ -51,6 +51,10 @@ pub mod function;
 pub mod go;
 pub mod input;
 pub mod loader;
+// Defines `memcpy` and `memmove` with inline assembly (x86-64 only).
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+pub mod memcopy;
 pub mod meter;
 pub mod metrics;
 pub mod openapi;

@@ -34,6 +34,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("go", 1),
     ("error", 1),
     ("meter", 1),
+    ("memcopy", 1),
     ("cache", 1),
     ("panics", 1),
     ("openapi", 1),
