@@ -22,7 +22,7 @@ fn main() -> std::process::ExitCode {
         }
         None => {}
     }
-    function_sdk_rust::logging::configure(cli.sdk.debug);
+    function_starlark::server::logging::configure(cli.sdk.debug);
     // Request decoding and error answers recurse with the request's
     // nesting, which is bounded (engine::depth) but deeper than the
     // default 2 MiB stack holds.

@@ -33,6 +33,7 @@ use crate::metrics::Metrics;
 
 pub mod codec;
 pub mod grpc_metrics;
+pub mod logging;
 pub mod metrics_http;
 pub mod service;
 pub mod tidy;
