@@ -7,7 +7,7 @@
 //! at 16 at once (2026-11-26) musl's `memcpy` was the hottest symbol of the
 //! worker processes, twice its share under glibc (README "Performance").
 //! Here a copy of up to 64 bytes is a few unaligned loads and stores, one
-//! of up to 2 KiB a loop of 16-byte moves, and a longer one `rep movsb`,
+//! of up to 2 KiB a loop moving 32 bytes a turn, and a longer one `rep movsb`,
 //! which processors with fast string moves (ERMS) run at full speed.
 //!
 //! The symbols are defined only in optimised musl builds: the linker then

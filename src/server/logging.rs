@@ -3,8 +3,8 @@
 //!
 //! The SDK (`function_sdk_rust::logging`) installs tracing-subscriber's
 //! JSON formatter, which stores a span's fields as JSON text and parses
-//! that text again for every line written inside the span, and formats the
-//! time through a general calendar. With one line per request, that was
+//! that text again for every line written inside the span. With one line
+//! per request, that was
 //! about a tenth of the server's CPU on a trivial script (README
 //! "Performance"). [`JsonLines`] writes the same keys in the same order -
 //! `timestamp`, `level`, `fields`, `target`, `filename`, `line_number`,
@@ -96,9 +96,11 @@ where
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
-        let mut extensions = span.extensions_mut();
-        if let Some(fields) = extensions.get_mut::<SpanFields>() {
-            values.record(fields);
+        // Recorded outside the lock: a field's `Debug` may log in the span.
+        let mut recorded = SpanFields::default();
+        values.record(&mut recorded);
+        if let Some(fields) = span.extensions_mut().get_mut::<SpanFields>() {
+            fields.0.extend(recorded.0);
         }
     }
 
@@ -111,13 +113,27 @@ where
             let _ = (self.make_writer)().write_all(line.as_bytes());
         };
         // An event logged while this thread writes a line (from a field's
-        // `Debug`, say) gets a buffer of its own.
-        LINE.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut line) => write(&mut line),
-            Err(_) => write(&mut String::new()),
+        // `Debug`, say) or while its thread-locals are torn down gets a
+        // buffer of its own.
+        let kept = LINE.try_with(|cell| match cell.try_borrow_mut() {
+            Ok(mut line) => {
+                write(&mut line);
+                // One huge line (a long error) does not stay allocated.
+                if line.capacity() > KEPT_LINE_BYTES {
+                    *line = String::new();
+                }
+                true
+            }
+            Err(_) => false,
         });
+        if kept != Ok(true) {
+            write(&mut String::new());
+        }
     }
 }
+
+/// The most a thread's line buffer keeps between lines.
+const KEPT_LINE_BYTES: usize = 64 << 10;
 
 thread_local! {
     /// The line being written, kept per thread so that a line allocates
@@ -149,19 +165,21 @@ where
     if let Some(line) = meta.line() {
         let _ = write!(out, ",\"line_number\":{line}");
     }
-    let current = event
-        .parent()
-        .and_then(|id| ctx.span(id))
-        .or_else(|| ctx.lookup_current());
-    if let Some(span) = current {
+    // As the SDK's formatter: `span` is the event's parent, else the span
+    // the thread is in; `spans` is always the chain of the latter.
+    let current = ctx.lookup_current();
+    let parent = event.parent().and_then(|id| ctx.span(id));
+    if let Some(span) = parent.as_ref().or(current.as_ref()) {
         out.push_str(",\"span\":");
-        push_span(out, &span);
+        push_span(out, span);
         out.push_str(",\"spans\":[");
-        for (i, outer) in span.scope().from_root().enumerate() {
-            if i > 0 {
-                out.push(',');
+        if let Some(current) = &current {
+            for (i, outer) in current.scope().from_root().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_span(out, &outer);
             }
-            push_span(out, &outer);
         }
         out.push(']');
     }
@@ -271,6 +289,19 @@ impl Visit for SpanFields {
         push_f64(&mut text, value);
         self.0.insert(field.name(), text);
     }
+
+    fn record_bytes(&mut self, field: &Field, value: &[u8]) {
+        // An array of numbers, as serde_json writes bytes.
+        let mut text = String::from("[");
+        for (i, byte) in value.iter().enumerate() {
+            if i > 0 {
+                text.push(',');
+            }
+            let _ = write!(text, "{byte}");
+        }
+        text.push(']');
+        self.0.insert(field.name(), text);
+    }
 }
 
 /// A number as serde_json writes it: shortest round-trip digits, `null`
@@ -359,7 +390,7 @@ mod tests {
         tracing::info!(port = 9443_u16, insecure = true, "serving \"functions\"\n");
         let outer =
             tracing::info_span!("run_function", tag = %"tag-7", zeta = 2_i64, alpha = "a\tb");
-        let _outer = outer.enter();
+        let outer_guard = outer.enter();
         tracing::info!(
             script = "composition.star",
             ticks = 18_446_744_073_709_551_615_u64,
@@ -373,8 +404,16 @@ mod tests {
         );
         let inner = tracing::info_span!("inner", r#type = "x");
         inner.record("type", "changed");
-        let _inner = inner.enter();
+        let inner_guard = inner.enter();
         tracing::warn!(debug = ?vec!["a", "b"], "nested");
+        let error: &(dyn std::error::Error + 'static) = &std::fmt::Error;
+        tracing::error!(big = 1_i128 << 100, error, "typed");
+        let other = tracing::info_span!("other", raw = tracing::field::Empty);
+        other.record("raw", [1_u8, 2, 255].as_slice());
+        tracing::info!(parent: &other, "given a parent");
+        drop(inner_guard);
+        drop(outer_guard);
+        tracing::info!(parent: &other, "a parent outside any span");
     }
 
     /// The line with its timestamp replaced, and the timestamp.
@@ -403,7 +442,7 @@ mod tests {
             .finish();
         tracing::subscriber::with_default(subscriber, emit);
         let (ours, theirs) = (ours.lines(), theirs.lines());
-        assert_eq!(ours.len(), 3, "{ours:#?}");
+        assert_eq!(ours.len(), 6, "{ours:#?}");
         for (a, b) in ours.iter().zip(&theirs) {
             assert_eq!(untimed(a).0, untimed(b).0);
             let time = untimed(a).1;
