@@ -416,11 +416,8 @@ impl Flight {
     /// Counts a job in flight until the guard is dropped.
     fn enter(&self) -> InFlight<'_> {
         if self.count.fetch_add(1, Ordering::AcqRel) > 0 {
-            let calm = u64::try_from(CALM_AFTER.as_nanos()).unwrap_or(u64::MAX);
-            self.calm_from.store(
-                worker::monotonic_nanos().saturating_add(calm),
-                Ordering::Release,
-            );
+            self.calm_from
+                .store(worker::monotonic_nanos_after(CALM_AFTER), Ordering::Release);
         }
         InFlight(self)
     }

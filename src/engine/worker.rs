@@ -64,6 +64,11 @@ pub fn monotonic_nanos() -> u64 {
         .saturating_add(u64::try_from(now.tv_nsec).unwrap_or(0))
 }
 
+/// [`monotonic_nanos`] `wait` from now.
+pub fn monotonic_nanos_after(wait: Duration) -> u64 {
+    monotonic_nanos().saturating_add(u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX))
+}
+
 /// A frame in three pieces to be written one after the other: `head`,
 /// the length and the start of the message; `bytes`, the content of the
 /// message's field 1 (a request or a response, often the bulk of it),

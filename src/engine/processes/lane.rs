@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use super::{DEPTH, Ended, GRACE, Queued, Shared, State, Worker};
 use crate::engine::poll;
 use crate::engine::worker::{
-    FRAME_ANSWER, FRAME_EXPIRED, FRAME_OVER_BUDGET, FRAME_READY, monotonic_nanos,
+    FRAME_ANSWER, FRAME_EXPIRED, FRAME_OVER_BUDGET, FRAME_READY, monotonic_nanos_after,
 };
 
 /// The lowest CPU priority, which demoted workers get.
@@ -575,10 +575,7 @@ impl Drop for Lane {
 /// it, and carries its start-by time.
 fn sent(job: Queued, withdraw_after: Option<Duration>) -> Sent {
     let (start_by, withdraw_at) = match withdraw_after {
-        Some(wait) => (
-            monotonic_nanos().saturating_add(u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX)),
-            Some(Instant::now() + wait),
-        ),
+        Some(wait) => (monotonic_nanos_after(wait), Some(Instant::now() + wait)),
         None => (0, None),
     };
     let [a, b, c] = job.frame.clone();
