@@ -39,20 +39,11 @@ unsafe fn short(dst: *mut u8, src: *const u8, len: usize) {
             write_unaligned(dst.add(len - 32).cast::<u128>(), penult);
             write_unaligned(dst.add(len - 16).cast::<u128>(), last);
         } else if len >= 16 {
-            let first = read_unaligned(src.cast::<u128>());
-            let last = read_unaligned(src.add(len - 16).cast::<u128>());
-            write_unaligned(dst.cast::<u128>(), first);
-            write_unaligned(dst.add(len - 16).cast::<u128>(), last);
+            head_and_tail::<u128>(dst, src, len);
         } else if len >= 8 {
-            let first = read_unaligned(src.cast::<u64>());
-            let last = read_unaligned(src.add(len - 8).cast::<u64>());
-            write_unaligned(dst.cast::<u64>(), first);
-            write_unaligned(dst.add(len - 8).cast::<u64>(), last);
+            head_and_tail::<u64>(dst, src, len);
         } else if len >= 4 {
-            let first = read_unaligned(src.cast::<u32>());
-            let last = read_unaligned(src.add(len - 4).cast::<u32>());
-            write_unaligned(dst.cast::<u32>(), first);
-            write_unaligned(dst.add(len - 4).cast::<u32>(), last);
+            head_and_tail::<u32>(dst, src, len);
         } else if len > 0 {
             // 1 to 3 bytes: the first, the middle and the last.
             let first = *src;
@@ -62,6 +53,26 @@ unsafe fn short(dst: *mut u8, src: *const u8, len: usize) {
             *dst.add(len / 2) = middle;
             *dst.add(len - 1) = last;
         }
+    }
+}
+
+/// Copies `len` bytes, `size_of::<T>() <= len <= 2 * size_of::<T>()`, as
+/// the first and the last `T` (overlapping in the middle), both loaded
+/// before either is stored. `T` is a plain integer: a fixed-size copy the
+/// compiler makes two moves, never a call to `memcpy`.
+///
+/// # Safety
+/// `src` is readable and `dst` writable for `len` bytes.
+#[inline]
+unsafe fn head_and_tail<T: Copy>(dst: *mut u8, src: *const u8, len: usize) {
+    let tail = len - size_of::<T>();
+    // SAFETY: the caller's ranges; both accesses end at or before `len`,
+    // and unaligned reads and writes need no alignment.
+    unsafe {
+        let first = read_unaligned(src.cast::<T>());
+        let last = read_unaligned(src.add(tail).cast::<T>());
+        write_unaligned(dst.cast::<T>(), first);
+        write_unaligned(dst.add(tail).cast::<T>(), last);
     }
 }
 
