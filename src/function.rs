@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::input::{self, Plan, Settings};
 use crate::loader::Sources;
 use crate::loader::oci::OciResolver;
-use crate::metrics::{Labels, Metrics};
+use crate::metrics::{Metrics, Series};
 
 /// The Normal result of an empty mounted script.
 pub const PASSTHROUGH_MESSAGE: &str =
@@ -131,15 +131,14 @@ impl StarlarkFunction {
         deadline: Option<Duration>,
     ) -> Result<Bytes, Status> {
         let started = Instant::now();
-        let (answer, labels) = self.run(bytes, head, started, deadline).await;
+        let (answer, series) = self.run(bytes, head, started, deadline).await;
         let outcome = answer.outcome();
         self.metrics.result(outcome);
-        self.metrics.reconciliations.get_or_create(&labels).inc();
-        self.metrics
-            .reconciliation_duration
-            .get_or_create(&labels)
+        series.reconciliations().inc();
+        series
+            .reconciliation_duration()
             .observe(started.elapsed().as_secs_f64());
-        let script = labels.first().map_or("", |(_, v)| v.as_str());
+        let script = series.script();
         tracing::info!(
             script,
             xr_kind = answer.xr_kind,
@@ -157,15 +156,14 @@ impl StarlarkFunction {
         respond(answer)
     }
 
-    /// The answer, and the labels its metrics go under.
+    /// The answer, and the series its metrics go under.
     async fn run(
         &self,
         bytes: Bytes,
         head: RequestHead,
         started: Instant,
         deadline: Option<Duration>,
-    ) -> (Answer, Labels) {
-        let unresolved = Metrics::unresolved();
+    ) -> (Answer, Arc<Series>) {
         // `check` reads the script that `script_filename` found named.
         let decoded = input::decode(head.input.as_ref())
             .and_then(|input| input::script_filename(&input).map(|_| input));
@@ -190,7 +188,7 @@ impl StarlarkFunction {
         };
         let checked = match checked {
             Ok(Plan::Passthrough { filename }) => {
-                let labels = self.metrics.labels(&filename);
+                let series = self.metrics.series(&filename);
                 let answer = match evaluate::decode(&bytes) {
                     Ok(request) => {
                         let mut rsp = response::to(&request, response::DEFAULT_TTL);
@@ -206,12 +204,12 @@ impl StarlarkFunction {
                         ..Answer::default()
                     },
                 };
-                return (answer, labels);
+                return (answer, series);
             }
             Ok(Plan::Run(checked)) => checked,
-            Err(e) => return (evaluate::failed(&bytes, &e), unresolved),
+            Err(e) => return (evaluate::failed(&bytes, &e), self.metrics.unresolved()),
         };
-        let labels = self.metrics.labels(&checked.script.filename);
+        let series = self.metrics.series(&checked.script.filename);
         let request = head.into_request();
         log_capabilities(&request);
         let gather = Sources::gather(&checked, &self.oci, &request);
@@ -224,20 +222,17 @@ impl StarlarkFunction {
                         "resolving modules took longer than the {}s the caller allowed for the call",
                         deadline.as_secs_f64()
                     ));
-                    return (evaluate::failed(&bytes, &e), labels);
+                    return (evaluate::failed(&bytes, &e), series);
                 };
                 gathered
             }
         };
         if let Some(elapsed) = gathered.oci_resolve {
-            self.metrics
-                .oci_resolve_duration
-                .get_or_create(&labels)
-                .observe(elapsed.as_secs_f64());
+            series.oci_resolve_duration().observe(elapsed.as_secs_f64());
         }
         let sources = match gathered.sources {
             Ok(sources) => sources,
-            Err(e) => return (evaluate::failed(&bytes, &e), labels),
+            Err(e) => return (evaluate::failed(&bytes, &e), series),
         };
         // The run gets what is left of the caller's deadline, when that is
         // sooner than the time limit.
@@ -253,52 +248,36 @@ impl StarlarkFunction {
                 sink(&print.script, &print.text);
             }
         }
-        self.record(&answer, &labels);
-        (answer, labels)
+        record(&answer, &series);
+        (answer, series)
     }
+}
 
-    fn record(&self, answer: &Answer, labels: &Labels) {
-        self.metrics
-            .execution_duration
-            .get_or_create(labels)
-            .observe(Duration::from_nanos(answer.run_nanos).as_secs_f64());
-        #[allow(clippy::cast_precision_loss)]
-        {
-            self.metrics
-                .run_ticks
-                .get_or_create(labels)
-                .observe(answer.ticks as f64);
-            self.metrics
-                .run_peak_bytes
-                .get_or_create(labels)
-                .observe(answer.peak_bytes as f64);
+/// Records what the run of `answer` cost and did under its script's series.
+fn record(answer: &Answer, series: &Series) {
+    series
+        .execution_duration()
+        .observe(Duration::from_nanos(answer.run_nanos).as_secs_f64());
+    #[allow(clippy::cast_precision_loss)]
+    {
+        series.run_ticks().observe(answer.ticks as f64);
+        series.run_peak_bytes().observe(answer.peak_bytes as f64);
+    }
+    for compilation in &answer.compilations {
+        if compilation.hit {
+            series.cache_hits().inc();
+        } else {
+            series.cache_misses().inc();
         }
-        for compilation in &answer.compilations {
-            let cache = if compilation.hit {
-                &self.metrics.cache_hits
-            } else {
-                &self.metrics.cache_misses
-            };
-            cache.get_or_create(labels).inc();
-        }
-        if answer.skipped > 0 {
-            self.metrics
-                .resources_skipped
-                .get_or_create(labels)
-                .inc_by(answer.skipped);
-        }
-        if answer.emitted > 0 {
-            self.metrics
-                .resources_emitted
-                .get_or_create(labels)
-                .inc_by(answer.emitted);
-        }
-        if answer.deferred > 0 {
-            self.metrics
-                .resources_deferred
-                .get_or_create(labels)
-                .inc_by(answer.deferred);
-        }
+    }
+    if answer.skipped > 0 {
+        series.resources_skipped().inc_by(answer.skipped);
+    }
+    if answer.emitted > 0 {
+        series.resources_emitted().inc_by(answer.emitted);
+    }
+    if answer.deferred > 0 {
+        series.resources_deferred().inc_by(answer.deferred);
     }
 }
 

@@ -7,13 +7,15 @@
 //! later names share `script="other"`, and a warning says so once. Calls
 //! that failed before a script was found count in `script="(unresolved)"`.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
+
+use crate::engine::Outcome;
 
 /// The one label every series carries: the script's file name.
 pub type Labels = Vec<(&'static str, String)>;
@@ -32,32 +34,186 @@ type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
 /// Every metric of the function.
 #[derive(Clone)]
 pub struct Metrics {
+    families: Families,
+    /// By outcome, in the order of [`Outcome::ALL`].
+    results: Arc<[Counter]>,
+    /// The series of each `script` label value handed out so far.
+    scripts: Arc<Mutex<HashMap<String, Arc<Series>>>>,
+    unresolved: Arc<Series>,
+}
+
+/// The metric families, labelled by script but for `results`.
+#[derive(Clone)]
+struct Families {
     /// RunFunction calls that got past the source check.
-    pub reconciliations: Family<Labels, Counter>,
+    reconciliations: Family<Labels, Counter>,
     /// Whole-handler time of those calls.
-    pub reconciliation_duration: Histograms,
+    reconciliation_duration: Histograms,
     /// Compile (or cache lookup) plus run time of the main script.
-    pub execution_duration: Histograms,
+    execution_duration: Histograms,
     /// Time spent resolving OCI modules, when a request has OCI targets.
-    pub oci_resolve_duration: Histograms,
+    oci_resolve_duration: Histograms,
     /// Compiled-script cache hits.
-    pub cache_hits: Family<Labels, Counter>,
+    cache_hits: Family<Labels, Counter>,
     /// Compilations.
-    pub cache_misses: Family<Labels, Counter>,
+    cache_misses: Family<Labels, Counter>,
     /// Composed resources written to desired state.
-    pub resources_emitted: Family<Labels, Counter>,
+    resources_emitted: Family<Labels, Counter>,
     /// Resources newly skipped, from any source.
-    pub resources_skipped: Family<Labels, Counter>,
+    resources_skipped: Family<Labels, Counter>,
     /// Resources held back by creation sequencing.
-    pub resources_deferred: Family<Labels, Counter>,
-    /// Calls by how they ended (see [`crate::engine::Outcome`]).
-    pub results: Family<Vec<(&'static str, &'static str)>, Counter>,
+    resources_deferred: Family<Labels, Counter>,
+    /// Calls by how they ended (see [`Outcome`]).
+    results: Family<Vec<(&'static str, &'static str)>, Counter>,
     /// Interpreter ticks per run.
-    pub run_ticks: Histograms,
+    run_ticks: Histograms,
     /// The most memory a run held at once, in bytes.
-    pub run_peak_bytes: Histograms,
-    /// The `script` label values handed out so far.
-    scripts: Arc<Mutex<HashSet<String>>>,
+    run_peak_bytes: Histograms,
+}
+
+/// The series of one `script` label value. Each is found in its family
+/// the first time a call uses it and kept (a handle shares its value with
+/// the family), so a call does not hash its labels once per metric; a
+/// series no call used is not created, so it is not exposed either.
+pub struct Series {
+    labels: Labels,
+    families: Families,
+    reconciliations: OnceLock<Counter>,
+    reconciliation_duration: OnceLock<Histogram>,
+    execution_duration: OnceLock<Histogram>,
+    oci_resolve_duration: OnceLock<Histogram>,
+    cache_hits: OnceLock<Counter>,
+    cache_misses: OnceLock<Counter>,
+    resources_emitted: OnceLock<Counter>,
+    resources_skipped: OnceLock<Counter>,
+    resources_deferred: OnceLock<Counter>,
+    run_ticks: OnceLock<Histogram>,
+    run_peak_bytes: OnceLock<Histogram>,
+}
+
+/// The series of `family` for `labels`, found once.
+fn kept<'a, M: Clone, C: Fn() -> M>(
+    slot: &'a OnceLock<M>,
+    family: &Family<Labels, M, C>,
+    labels: &Labels,
+) -> &'a M {
+    slot.get_or_init(|| family.get_or_create(labels).clone())
+}
+
+impl Series {
+    fn new(script: &str, families: &Families) -> Series {
+        Series {
+            labels: vec![("script", script.to_owned())],
+            families: families.clone(),
+            reconciliations: OnceLock::new(),
+            reconciliation_duration: OnceLock::new(),
+            execution_duration: OnceLock::new(),
+            oci_resolve_duration: OnceLock::new(),
+            cache_hits: OnceLock::new(),
+            cache_misses: OnceLock::new(),
+            resources_emitted: OnceLock::new(),
+            resources_skipped: OnceLock::new(),
+            resources_deferred: OnceLock::new(),
+            run_ticks: OnceLock::new(),
+            run_peak_bytes: OnceLock::new(),
+        }
+    }
+
+    /// The `script` label's value.
+    pub fn script(&self) -> &str {
+        self.labels.first().map_or("", |(_, v)| v.as_str())
+    }
+
+    /// RunFunction calls that got past the source check.
+    pub fn reconciliations(&self) -> &Counter {
+        kept(
+            &self.reconciliations,
+            &self.families.reconciliations,
+            &self.labels,
+        )
+    }
+
+    /// Whole-handler time of those calls, in seconds.
+    pub fn reconciliation_duration(&self) -> &Histogram {
+        kept(
+            &self.reconciliation_duration,
+            &self.families.reconciliation_duration,
+            &self.labels,
+        )
+    }
+
+    /// Compile (or cache lookup) plus run time of the main script.
+    pub fn execution_duration(&self) -> &Histogram {
+        kept(
+            &self.execution_duration,
+            &self.families.execution_duration,
+            &self.labels,
+        )
+    }
+
+    /// Time spent resolving OCI modules.
+    pub fn oci_resolve_duration(&self) -> &Histogram {
+        kept(
+            &self.oci_resolve_duration,
+            &self.families.oci_resolve_duration,
+            &self.labels,
+        )
+    }
+
+    /// Compiled-script cache hits.
+    pub fn cache_hits(&self) -> &Counter {
+        kept(&self.cache_hits, &self.families.cache_hits, &self.labels)
+    }
+
+    /// Compilations.
+    pub fn cache_misses(&self) -> &Counter {
+        kept(
+            &self.cache_misses,
+            &self.families.cache_misses,
+            &self.labels,
+        )
+    }
+
+    /// Composed resources written to desired state.
+    pub fn resources_emitted(&self) -> &Counter {
+        kept(
+            &self.resources_emitted,
+            &self.families.resources_emitted,
+            &self.labels,
+        )
+    }
+
+    /// Resources newly skipped.
+    pub fn resources_skipped(&self) -> &Counter {
+        kept(
+            &self.resources_skipped,
+            &self.families.resources_skipped,
+            &self.labels,
+        )
+    }
+
+    /// Resources held back by creation sequencing.
+    pub fn resources_deferred(&self) -> &Counter {
+        kept(
+            &self.resources_deferred,
+            &self.families.resources_deferred,
+            &self.labels,
+        )
+    }
+
+    /// Interpreter ticks per run.
+    pub fn run_ticks(&self) -> &Histogram {
+        kept(&self.run_ticks, &self.families.run_ticks, &self.labels)
+    }
+
+    /// The most memory a run held at once, in bytes.
+    pub fn run_peak_bytes(&self) -> &Histogram {
+        kept(
+            &self.run_peak_bytes,
+            &self.families.run_peak_bytes,
+            &self.labels,
+        )
+    }
 }
 
 fn reconciliation_histogram() -> Histogram {
@@ -83,7 +239,7 @@ fn execution_histogram() -> Histogram {
 impl Metrics {
     /// Creates the metrics and registers them on `registry`.
     pub fn register(registry: &mut Registry) -> Self {
-        let m = Metrics {
+        let f = Families {
             reconciliations: Family::default(),
             reconciliation_duration: Family::new_with_constructor(reconciliation_histogram),
             execution_duration: Family::new_with_constructor(execution_histogram),
@@ -96,108 +252,127 @@ impl Metrics {
             results: Family::default(),
             run_ticks: Family::new_with_constructor(ticks_histogram),
             run_peak_bytes: Family::new_with_constructor(bytes_histogram),
-            scripts: Arc::default(),
         };
-        for outcome in crate::engine::Outcome::ALL {
-            let _ = m.results.get_or_create(&vec![("outcome", outcome.label())]);
-        }
+        // Every outcome's series exists from the start, at zero.
+        let results = Outcome::ALL
+            .iter()
+            .map(|outcome| {
+                f.results
+                    .get_or_create(&vec![("outcome", outcome.label())])
+                    .clone()
+            })
+            .collect();
         // Counter names register without `_total`; the encoder appends it.
         registry.register(
             "function_starlark_reconciliations",
             "Total RunFunction calls",
-            m.reconciliations.clone(),
+            f.reconciliations.clone(),
         );
         registry.register(
             "function_starlark_reconciliation_duration_seconds",
             "Total RunFunction handler duration",
-            m.reconciliation_duration.clone(),
+            f.reconciliation_duration.clone(),
         );
         registry.register(
             "function_starlark_execution_duration_seconds",
             "Time spent executing Starlark scripts (compilation + run)",
-            m.execution_duration.clone(),
+            f.execution_duration.clone(),
         );
         registry.register(
             "function_starlark_oci_resolve_duration_seconds",
             "Time spent resolving OCI modules",
-            m.oci_resolve_duration.clone(),
+            f.oci_resolve_duration.clone(),
         );
         registry.register(
             "function_starlark_cache_hits",
             "Total bytecode cache hits",
-            m.cache_hits.clone(),
+            f.cache_hits.clone(),
         );
         registry.register(
             "function_starlark_cache_misses",
             "Total bytecode cache misses (compilations)",
-            m.cache_misses.clone(),
+            f.cache_misses.clone(),
         );
         registry.register(
             "function_starlark_resources_emitted",
             "Total composed resources emitted",
-            m.resources_emitted.clone(),
+            f.resources_emitted.clone(),
         );
         registry.register(
             "function_starlark_resources_skipped",
             "Total resources skipped",
-            m.resources_skipped.clone(),
+            f.resources_skipped.clone(),
         );
         registry.register(
             "function_starlark_resources_deferred",
             "Total resources deferred by creation sequencing",
-            m.resources_deferred.clone(),
+            f.resources_deferred.clone(),
         );
         registry.register(
             "function_starlark_results",
             "RunFunction calls by outcome: ok, script_error, fatal, step_limit, heap_limit, time_limit, input_error, module_error, internal",
-            m.results.clone(),
+            f.results.clone(),
         );
         registry.register(
             "function_starlark_run_ticks",
             "Interpreter ticks (loop iterations and calls) per run",
-            m.run_ticks.clone(),
+            f.run_ticks.clone(),
         );
         registry.register(
             "function_starlark_run_peak_bytes",
             "The most memory a run held at once",
-            m.run_peak_bytes.clone(),
+            f.run_peak_bytes.clone(),
         );
-        m
+        Metrics {
+            unresolved: Arc::new(Series::new(UNRESOLVED, &f)),
+            families: f,
+            results,
+            scripts: Arc::default(),
+        }
     }
 
     /// Counts a call that ended with `outcome`.
-    pub fn result(&self, outcome: crate::engine::Outcome) {
-        self.results
-            .get_or_create(&vec![("outcome", outcome.label())])
-            .inc();
+    pub fn result(&self, outcome: Outcome) {
+        // `Outcome::ALL` lists the outcomes by value, from 0.
+        if let Some(counter) = usize::try_from(outcome as i32)
+            .ok()
+            .and_then(|i| self.results.get(i))
+        {
+            counter.inc();
+        }
     }
 
-    /// The label set of a script that was found and ran: its name while
+    /// The series of a script that was found and ran: its name while
     /// fewer than [`MAX_SCRIPT_LABELS`] names are in use, else `other`.
-    pub fn labels(&self, script: &str) -> Labels {
+    pub fn series(&self, script: &str) -> Arc<Series> {
         let mut scripts = self
             .scripts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if scripts.contains(script) {
-            return vec![("script", script.to_owned())];
+        if let Some(series) = scripts.get(script) {
+            return Arc::clone(series);
         }
-        if scripts.len() < MAX_SCRIPT_LABELS {
-            scripts.insert(script.to_owned());
-            return vec![("script", script.to_owned())];
-        }
-        if scripts.insert(OTHER.to_owned()) {
-            tracing::warn!(
-                cap = MAX_SCRIPT_LABELS,
-                "metrics: {MAX_SCRIPT_LABELS} distinct script names already label series; further scripts count as script=\"other\""
-            );
-        }
-        vec![("script", OTHER.to_owned())]
+        let name = if scripts.len() < MAX_SCRIPT_LABELS {
+            script
+        } else {
+            if !scripts.contains_key(OTHER) {
+                tracing::warn!(
+                    cap = MAX_SCRIPT_LABELS,
+                    "metrics: {MAX_SCRIPT_LABELS} distinct script names already label series; further scripts count as script=\"other\""
+                );
+            }
+            OTHER
+        };
+        Arc::clone(
+            scripts
+                .entry(name.to_owned())
+                .or_insert_with(|| Arc::new(Series::new(name, &self.families))),
+        )
     }
 
-    /// The label set of a call that failed before a script was found.
-    pub fn unresolved() -> Labels {
-        vec![("script", UNRESOLVED.to_owned())]
+    /// The series of a call that failed before a script was found.
+    pub fn unresolved(&self) -> Arc<Series> {
+        Arc::clone(&self.unresolved)
     }
 }
 
@@ -205,5 +380,78 @@ impl Default for Metrics {
     /// Metrics registered nowhere, for tests and benches.
     fn default() -> Self {
         Metrics::register(&mut Registry::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exposed(registry: &Registry) -> String {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, registry).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_script_keeps_one_series_and_only_used_series_are_exposed() {
+        let mut registry = Registry::default();
+        let metrics = Metrics::register(&mut registry);
+        metrics.series("a.star").reconciliations().inc();
+        metrics.series("a.star").reconciliations().inc();
+        metrics.series("a.star").run_ticks().observe(5.0);
+        assert!(Arc::ptr_eq(
+            &metrics.series("a.star"),
+            &metrics.series("a.star")
+        ));
+        metrics.unresolved().reconciliations().inc();
+        metrics.result(Outcome::StepLimit);
+        metrics.result(Outcome::Internal);
+        let text = exposed(&registry);
+        assert!(
+            text.contains("function_starlark_reconciliations_total{script=\"a.star\"} 2"),
+            "{text}"
+        );
+        assert!(
+            text.contains("function_starlark_reconciliations_total{script=\"(unresolved)\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("function_starlark_run_ticks_count{script=\"a.star\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("function_starlark_results_total{outcome=\"step_limit\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("function_starlark_results_total{outcome=\"internal\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("function_starlark_results_total{outcome=\"ok\"} 0"),
+            "{text}"
+        );
+        // Series no call used are not created.
+        assert!(
+            !text.contains("function_starlark_resources_deferred_total{"),
+            "{text}"
+        );
+        assert!(!text.contains("run_peak_bytes_count"), "{text}");
+    }
+
+    #[test]
+    fn scripts_past_the_cap_share_other() {
+        let metrics = Metrics::default();
+        for i in 0..MAX_SCRIPT_LABELS {
+            assert_eq!(
+                metrics.series(&format!("s{i}.star")).script(),
+                format!("s{i}.star")
+            );
+        }
+        assert_eq!(metrics.series("late.star").script(), OTHER);
+        assert_eq!(metrics.series("later.star").script(), OTHER);
+        // Names already labelled keep their own series.
+        assert_eq!(metrics.series("s0.star").script(), "s0.star");
     }
 }

@@ -6,6 +6,8 @@
 //! functions keep working. RunFunction is counted; every series starts at
 //! zero.
 
+use std::sync::Arc;
+
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
@@ -34,15 +36,35 @@ const CODES: [&str; 17] = [
     "Unauthenticated",
 ];
 
+/// Where `Unknown` is in [`CODES`]: the code a status outside them counts as.
+const UNKNOWN: usize = 2;
+
 type Labels = Vec<(&'static str, &'static str)>;
 
-/// The four counter families.
-#[derive(Clone, Default)]
+/// The four counter families, and the RunFunction series of each: every
+/// series exists from the start, so a call counts itself through handles
+/// kept here rather than finding its series by label on every call.
+#[derive(Clone)]
 pub struct GrpcMetrics {
+    families: Families,
+    run: Arc<RunFunctionSeries>,
+}
+
+#[derive(Clone, Default)]
+struct Families {
     started: Family<Labels, Counter>,
     handled: Family<Labels, Counter>,
     received: Family<Labels, Counter>,
     sent: Family<Labels, Counter>,
+}
+
+/// RunFunction's series: they share their values with the families'.
+struct RunFunctionSeries {
+    started: Counter,
+    received: Counter,
+    sent: Counter,
+    /// By code, in the order of [`CODES`].
+    handled: Vec<Counter>,
 }
 
 fn method(name: &'static str) -> Labels {
@@ -60,51 +82,70 @@ impl GrpcMetrics {
         registry.register(
             "grpc_server_started",
             "Total number of RPCs started on the server",
-            m.started.clone(),
+            m.families.started.clone(),
         );
         registry.register(
             "grpc_server_handled",
             "Total number of RPCs completed on the server, regardless of success or failure",
-            m.handled.clone(),
+            m.families.handled.clone(),
         );
         registry.register(
             "grpc_server_msg_received",
             "Total number of RPC stream messages received on the server",
-            m.received.clone(),
+            m.families.received.clone(),
         );
         registry.register(
             "grpc_server_msg_sent",
             "Total number of gRPC stream messages sent by the server",
-            m.sent.clone(),
+            m.families.sent.clone(),
         );
-        let labels = method("RunFunction");
-        let _ = m.started.get_or_create(&labels);
-        let _ = m.received.get_or_create(&labels);
-        let _ = m.sent.get_or_create(&labels);
-        for code in CODES {
-            let mut with_code = labels.clone();
-            with_code.push(("grpc_code", code));
-            let _ = m.handled.get_or_create(&with_code);
-        }
         m
     }
 
     /// Counts a RunFunction call as started; the returned call counts it
     /// handled, as Canceled if it is dropped before [`Call::done`].
     pub fn start(&self) -> Call {
-        let labels = method("RunFunction");
-        self.started.get_or_create(&labels).inc();
-        self.received.get_or_create(&labels).inc();
+        self.run.started.inc();
+        self.run.received.inc();
         Call {
-            metrics: self.clone(),
+            run: Arc::clone(&self.run),
             done: false,
+        }
+    }
+}
+
+impl Default for GrpcMetrics {
+    /// Families registered nowhere, their RunFunction series created.
+    fn default() -> Self {
+        let families = Families::default();
+        let labels = method("RunFunction");
+        let series = |family: &Family<Labels, Counter>, labels: &Labels| {
+            family.get_or_create(labels).clone()
+        };
+        let handled = CODES
+            .iter()
+            .map(|code| {
+                let mut with_code = labels.clone();
+                with_code.push(("grpc_code", code));
+                series(&families.handled, &with_code)
+            })
+            .collect();
+        let run = RunFunctionSeries {
+            started: series(&families.started, &labels),
+            received: series(&families.received, &labels),
+            sent: series(&families.sent, &labels),
+            handled,
+        };
+        GrpcMetrics {
+            families,
+            run: Arc::new(run),
         }
     }
 }
 
 /// One RunFunction call being counted.
 pub struct Call {
-    metrics: GrpcMetrics,
+    run: Arc<RunFunctionSeries>,
     done: bool,
 }
 
@@ -119,17 +160,14 @@ impl Call {
             return;
         }
         self.done = true;
-        let name = usize::try_from(code)
-            .ok()
-            .and_then(|c| CODES.get(c))
-            .copied()
-            .unwrap_or("Unknown");
-        let mut labels = method("RunFunction");
         if code == 0 {
-            self.metrics.sent.get_or_create(&labels).inc();
+            self.run.sent.inc();
         }
-        labels.push(("grpc_code", name));
-        self.metrics.handled.get_or_create(&labels).inc();
+        let index = usize::try_from(code)
+            .ok()
+            .filter(|&c| c < CODES.len())
+            .unwrap_or(UNKNOWN);
+        self.run.handled[index].inc();
     }
 }
 
@@ -185,5 +223,14 @@ mod tests {
             value(&registry, "grpc_server_handled_total{grpc_code=\"OK\""),
             1
         );
+        assert_eq!(CODES[UNKNOWN], "Unknown");
+        m.start().done(99);
+        assert_eq!(
+            value(&registry, "grpc_server_handled_total{grpc_code=\"Unknown\""),
+            1
+        );
+        // A clone counts into the same series.
+        m.clone().start().done(0);
+        assert_eq!(value(&registry, "grpc_server_started_total{"), 5);
     }
 }
