@@ -1,7 +1,7 @@
 //! The `StarlarkInput` of a pipeline step: decoded strictly, then checked
 //! once into [`Checked`], which the rest of the function trusts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
 
 use pbjson_types::Struct;
@@ -83,16 +83,35 @@ pub type EnvLookup = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
 pub struct Settings {
     /// Where ConfigMaps with scripts are mounted (`/scripts`).
     pub scripts_dir: PathBuf,
-    /// Reads an environment variable; per request, as the reference does.
+    /// Reads an environment variable.
     pub env: EnvLookup,
 }
 
+/// The environment variables the input falls back to.
+const ENV_FALLBACKS: [&str; 4] = [
+    "STARLARK_USAGE_API_VERSION",
+    "STARLARK_OCI_DEFAULT_REGISTRY",
+    "STARLARK_OCI_INSECURE_REGISTRIES",
+    "STARLARK_DOCKER_CONFIG_SECRET",
+];
+
 impl Settings {
     /// Settings for a real process: `/scripts` and the process environment.
+    /// The reference reads the variables on every request; a process's
+    /// environment only changes if the process changes it, so this reads
+    /// them once, here (a lookup scanned the whole environment per request
+    /// and variable).
     pub fn from_process(scripts_dir: PathBuf) -> Self {
+        let known: HashMap<&'static str, Option<String>> = ENV_FALLBACKS
+            .iter()
+            .map(|&name| (name, std::env::var(name).ok()))
+            .collect();
         Settings {
             scripts_dir,
-            env: Box::new(|name| std::env::var(name).ok()),
+            env: Box::new(move |name| match known.get(name) {
+                Some(value) => value.clone(),
+                None => std::env::var(name).ok(),
+            }),
         }
     }
 
@@ -358,6 +377,17 @@ mod tests {
 
     fn plan(v: serde_json::Value, dir: &Path) -> Result<Plan, Error> {
         check(decode(Some(&pb(v)))?, &settings(dir))
+    }
+
+    #[test]
+    fn the_process_environment_is_read_once_and_other_names_as_asked() {
+        let settings = Settings::from_process(PathBuf::from("/scripts"));
+        for name in ENV_FALLBACKS
+            .iter()
+            .chain(&["PATH", "HOME", "NO_SUCH_VARIABLE_HERE"])
+        {
+            assert_eq!((settings.env)(name), std::env::var(name).ok(), "{name}");
+        }
     }
 
     #[test]
