@@ -22,6 +22,10 @@ use prost::encoding::{DecodeContext, decode_key, skip_field};
 /// `RunFunctionRequest.observed`.
 const OBSERVED_TAG: u32 = 2;
 
+/// `RunFunctionRequest.input`: the server reads it (`engine::job::RequestHead`)
+/// and hands the run what it found; a run has no use for it.
+const INPUT_TAG: u32 = 4;
+
 /// A decoded request whose observed composed resources' bodies may still
 /// be encoded.
 #[derive(Debug, Default, Clone)]
@@ -67,8 +71,11 @@ struct EncodedResource {
 
 impl Request {
     /// Decodes a request, leaving observed composed resources' bodies
-    /// encoded. Errors are those of decoding the whole request, except
-    /// inside those bodies, which converting them reports.
+    /// encoded and the function input out (`input` is `None`: the server
+    /// decoded it, and a run has no use for it; its text grows with the
+    /// script and inline modules). Errors are
+    /// those of decoding the whole request, except inside those bodies,
+    /// which converting them reports, and inside the input.
     pub fn decode(bytes: &Bytes) -> Result<Request, prost::DecodeError> {
         // Pieces split at field boundaries merge into what the whole
         // would decode to.
@@ -149,8 +156,9 @@ impl Deref for Request {
     }
 }
 
-/// The request's fields but `observed`, and the contents of `observed`
-/// (given more than once, protobuf merges them), as views of `bytes`.
+/// The request's fields but `observed` and `input`, and the contents of
+/// `observed` (given more than once, protobuf merges them), as views of
+/// `bytes`.
 fn split_observed(bytes: &Bytes) -> Result<(Vec<Bytes>, Vec<Bytes>), prost::DecodeError> {
     let mut buf = bytes.clone();
     let mut kept: Vec<(usize, usize)> = Vec::new();
@@ -168,6 +176,8 @@ fn split_observed(bytes: &Bytes) -> Result<(Vec<Bytes>, Vec<Bytes>), prost::Deco
                 DecodeContext::default(),
             )?;
             observed.push(piece);
+        } else if tag == INPUT_TAG {
+            skip_field(wire_type, tag, &mut buf, DecodeContext::default())?;
         } else {
             skip_field(wire_type, tag, &mut buf, DecodeContext::default())?;
             let end = whole - buf.remaining();
@@ -213,6 +223,10 @@ mod tests {
         );
         RunFunctionRequest {
             observed: Some(observed),
+            meta: Some(function_sdk_rust::proto::v1::RequestMeta {
+                tag: "t".into(),
+                ..Default::default()
+            }),
             input: Some(serde_json::from_value(json!({"source": "x = 1"})).unwrap()),
             context: Some(serde_json::from_value(json!({"k": "v"})).unwrap()),
             ..RunFunctionRequest::default()
@@ -220,12 +234,13 @@ mod tests {
     }
 
     #[test]
-    fn everything_but_observed_bodies_decodes_as_before() {
+    fn everything_but_observed_bodies_and_the_input_decodes_as_before() {
         let proto = sample();
         let bytes = Bytes::from(proto.encode_to_vec());
         let request = Request::decode(&bytes).unwrap();
-        assert_eq!(request.input, proto.input);
+        assert_eq!(request.input, None);
         assert_eq!(request.context, proto.context);
+        assert_eq!(request.meta, proto.meta);
         let observed = request.observed.as_ref().unwrap();
         assert_eq!(
             observed.composite,
@@ -272,7 +287,8 @@ mod tests {
             request.observed.as_ref().unwrap().composite,
             expected.observed.as_ref().unwrap().composite
         );
-        assert_eq!(request.input, expected.input);
+        assert_eq!(request.input, None);
+        assert_eq!(request.context, expected.context);
     }
 
     #[test]
