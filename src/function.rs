@@ -16,6 +16,7 @@ use crate::engine::job::RequestHead;
 use crate::engine::runtime::Runtime;
 use crate::engine::{Answer, Engine, Job, Outcome, depth, evaluate};
 use crate::error::Error;
+use crate::input::cache::{CheckedCache, Input};
 use crate::input::{self, Plan, Settings};
 use crate::loader::Sources;
 use crate::loader::oci::OciResolver;
@@ -32,6 +33,8 @@ pub struct StarlarkFunction {
     settings: Arc<Settings>,
     metrics: Metrics,
     oci: Arc<OciResolver>,
+    /// Inputs checked before, by their bytes.
+    inputs: Arc<CheckedCache>,
     /// Where `print()` output goes besides the debug log (the CLI's stderr).
     prints: Option<PrintSink>,
 }
@@ -53,6 +56,7 @@ impl StarlarkFunction {
             settings: Arc::new(settings),
             metrics,
             oci: Arc::new(OciResolver::default()),
+            inputs: Arc::default(),
             prints: None,
         }
     }
@@ -109,9 +113,13 @@ impl StarlarkFunction {
         deadline: Option<Duration>,
     ) -> Result<Bytes, Status> {
         depth::check_request(&bytes).map_err(|e| Status::invalid_argument(e.to_string()))?;
-        let head = RequestHead::decode(bytes.as_ref()).map_err(|e| {
-            Status::invalid_argument(format!("cannot decode the RunFunctionRequest: {e}"))
-        })?;
+        let cannot_decode =
+            |e| Status::invalid_argument(format!("cannot decode the RunFunctionRequest: {e}"));
+        let mut head = RequestHead::decode(bytes.as_ref()).map_err(cannot_decode)?;
+        let input = self
+            .inputs
+            .read(&std::mem::take(&mut head.input))
+            .map_err(cannot_decode)?;
         let tag = head
             .meta
             .as_ref()
@@ -119,7 +127,7 @@ impl StarlarkFunction {
             .unwrap_or_default();
         // Every log line of the request carries its tag through this span.
         let span = tracing::info_span!("run_function", tag = %tag);
-        self.handle_tagged(bytes, head, deadline)
+        self.handle_tagged(bytes, head, input, deadline)
             .instrument(span)
             .await
     }
@@ -128,10 +136,11 @@ impl StarlarkFunction {
         &self,
         bytes: Bytes,
         head: RequestHead,
+        input: Input,
         deadline: Option<Duration>,
     ) -> Result<Bytes, Status> {
         let started = Instant::now();
-        let (answer, series) = self.run(bytes, head, started, deadline).await;
+        let (answer, series) = self.run(bytes, head, input, started, deadline).await;
         let outcome = answer.outcome();
         self.metrics.result(outcome);
         series.reconciliations().inc();
@@ -161,32 +170,11 @@ impl StarlarkFunction {
         &self,
         bytes: Bytes,
         head: RequestHead,
+        input: Input,
         started: Instant,
         deadline: Option<Duration>,
     ) -> (Answer, Arc<Series>) {
-        // `check` reads the script that `script_filename` found named.
-        let decoded = input::decode(head.input.as_ref())
-            .and_then(|input| input::script_filename(&input).map(|_| input));
-        let checked = match decoded {
-            // A mounted script is read from disk: off the async threads.
-            Ok(input)
-                if input
-                    .spec
-                    .as_ref()
-                    .is_some_and(|s| s.script_config_ref.is_some()) =>
-            {
-                let settings = Arc::clone(&self.settings);
-                tokio::task::spawn_blocking(move || input::check(input, &settings))
-                    .await
-                    .unwrap_or_else(|e| {
-                        Err(crate::error::Error::ScriptConfig(format!(
-                            "reading the mounted script: {e}"
-                        )))
-                    })
-            }
-            decoded => decoded.and_then(|input| input::check(input, &self.settings)),
-        };
-        let checked = match checked {
+        let checked = match self.plan(input).await {
             Ok(Plan::Passthrough { filename }) => {
                 let series = self.metrics.series(&filename);
                 let answer = match evaluate::decode(&bytes) {
@@ -250,6 +238,43 @@ impl StarlarkFunction {
         }
         record(&answer, &series);
         (answer, series)
+    }
+
+    /// What to do with a request's input: the plan of an input seen
+    /// before, else the input decoded and checked (and kept when it can
+    /// be, see [`CheckedCache::keep`]).
+    async fn plan(&self, input: Input) -> Result<Plan, Error> {
+        let (input, key, encoded) = match input {
+            Input::Known(kept) => return Ok(Plan::Run(Box::new(kept.checked().clone()))),
+            Input::Decoded {
+                input,
+                key,
+                encoded,
+            } => (input, key, encoded),
+        };
+        // `check` reads the script that `script_filename` found named.
+        let input = input::decode(input.as_ref())
+            .and_then(|input| input::script_filename(&input).map(|_| input))?;
+        if input
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.script_config_ref.is_some())
+        {
+            // A mounted script is read from disk: off the async threads.
+            let settings = Arc::clone(&self.settings);
+            return tokio::task::spawn_blocking(move || input::check(input, &settings))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(Error::ScriptConfig(format!(
+                        "reading the mounted script: {e}"
+                    )))
+                });
+        }
+        let plan = input::check(input, &self.settings)?;
+        if let Plan::Run(checked) = &plan {
+            self.inputs.keep(key, &encoded, checked);
+        }
+        Ok(plan)
     }
 }
 

@@ -9,6 +9,8 @@ use serde::Deserialize;
 
 use crate::error::Error;
 
+pub mod cache;
+
 /// The file name inline scripts carry in errors and metrics.
 pub const INLINE_FILENAME: &str = "composition.star";
 
@@ -132,7 +134,7 @@ pub struct Script {
 }
 
 /// A decoded input whose script has been chosen and read.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Checked {
     /// What to run.
     pub script: Script,

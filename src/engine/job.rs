@@ -287,20 +287,20 @@ pub struct RequestHead {
     /// `meta`.
     #[prost(message, optional, tag = "1")]
     pub meta: Option<function_sdk_rust::proto::v1::RequestMeta>,
-    /// `input`.
-    #[prost(message, optional, tag = "4")]
-    pub input: Option<pbjson_types::Struct>,
+    /// `input`, still encoded (`input::cache` decodes it when it has not
+    /// seen it), as many times as the request gives it.
+    #[prost(bytes = "bytes", repeated, tag = "4")]
+    pub input: Vec<bytes::Bytes>,
     /// `credentials`.
     #[prost(map = "string, message", tag = "7")]
     pub credentials: std::collections::HashMap<String, function_sdk_rust::proto::v1::Credentials>,
 }
 
 impl RequestHead {
-    /// A request holding only the head's fields.
+    /// A request holding the head's tag and credentials.
     pub fn into_request(self) -> function_sdk_rust::proto::v1::RunFunctionRequest {
         function_sdk_rust::proto::v1::RunFunctionRequest {
             meta: self.meta,
-            input: self.input,
             credentials: self.credentials,
             ..Default::default()
         }

@@ -2061,6 +2061,31 @@ fn a_mounted_script_runs_with_the_default_key_and_its_label() {
     );
 }
 
+/// The same input twice is answered the same; a mounted script edited
+/// between two calls with the same input runs as it is now (its ConfigMap
+/// changed), while an inline one is the input's own.
+#[test]
+fn a_mounted_script_is_read_again_under_the_same_input() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    std::fs::create_dir(dir.path().join("edited")).expect("mkdir");
+    let script = dir.path().join("edited/main.star");
+    std::fs::write(&script, "Resource('first', {'kind':'K'})\n").expect("write");
+    let f = function_with(dir.path(), &[], Metrics::default());
+    let mounted = || Some(input(json!({"scriptConfigRef": {"name": "edited"}})));
+    assert!(has(&ok(handle(&f, "{}", mounted())), "first"));
+    std::fs::write(&script, "Resource('second', {'kind':'K'})\n").expect("write");
+    let rsp = ok(handle(&f, "{}", mounted()));
+    assert!(has(&rsp, "second") && !has(&rsp, "first"), "{rsp}");
+    let inline = || {
+        Some(input(
+            json!({"source": "Resource('inline', {'kind':'K'})\n"}),
+        ))
+    };
+    for _ in 0..2 {
+        assert!(has(&ok(handle(&f, "{}", inline())), "inline"));
+    }
+}
+
 /// An empty mounted script is a passthrough: one Normal passthrough result,
 /// desired state and context as received, the default TTL, no conditions or
 /// requirements.
