@@ -56,7 +56,7 @@ fn settings() -> Settings {
 }
 
 async fn prepare(bytes: &Bytes, oci: &OciResolver, inputs: &CheckedCache) -> Job {
-    let mut head = RequestHead::decode(bytes.as_ref()).expect("a request");
+    let mut head = RequestHead::decode(bytes.clone()).expect("a request");
     // As the server does: an input seen before is not decoded again.
     let checked = match inputs
         .read(&std::mem::take(&mut head.input))

@@ -115,7 +115,8 @@ impl StarlarkFunction {
         depth::check_request(&bytes).map_err(|e| Status::invalid_argument(e.to_string()))?;
         let cannot_decode =
             |e| Status::invalid_argument(format!("cannot decode the RunFunctionRequest: {e}"));
-        let mut head = RequestHead::decode(bytes.as_ref()).map_err(cannot_decode)?;
+        // From `Bytes`, the input's bytes are a view of the request, not a copy.
+        let mut head = RequestHead::decode(bytes.clone()).map_err(cannot_decode)?;
         let input = self
             .inputs
             .read(&std::mem::take(&mut head.input))

@@ -85,7 +85,8 @@ pub type EnvLookup = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
 pub struct Settings {
     /// Where ConfigMaps with scripts are mounted (`/scripts`).
     pub scripts_dir: PathBuf,
-    /// Reads an environment variable.
+    /// Reads an environment variable. It must answer the same for the
+    /// life of the function: checked inputs are kept (`input::cache`).
     pub env: EnvLookup,
 }
 
@@ -382,7 +383,7 @@ mod tests {
     }
 
     #[test]
-    fn the_process_environment_is_read_once_and_other_names_as_asked() {
+    fn the_lookup_answers_as_the_process_environment_for_every_name() {
         let settings = Settings::from_process(PathBuf::from("/scripts"));
         for name in ENV_FALLBACKS
             .iter()

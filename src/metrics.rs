@@ -18,7 +18,7 @@ use prometheus_client::registry::Registry;
 use crate::engine::Outcome;
 
 /// The one label every series carries: the script's file name.
-pub type Labels = Vec<(&'static str, String)>;
+type Labels = Vec<(&'static str, String)>;
 
 /// Distinct `script` label values kept; later scripts count as `other`.
 pub const MAX_SCRIPT_LABELS: usize = 200;
@@ -71,148 +71,59 @@ struct Families {
     run_peak_bytes: Histograms,
 }
 
-/// The series of one `script` label value. Each is found in its family
-/// the first time a call uses it and kept (a handle shares its value with
-/// the family), so a call does not hash its labels once per metric; a
-/// series no call used is not created, so it is not exposed either.
-pub struct Series {
-    labels: Labels,
-    families: Families,
-    reconciliations: OnceLock<Counter>,
-    reconciliation_duration: OnceLock<Histogram>,
-    execution_duration: OnceLock<Histogram>,
-    oci_resolve_duration: OnceLock<Histogram>,
-    cache_hits: OnceLock<Counter>,
-    cache_misses: OnceLock<Counter>,
-    resources_emitted: OnceLock<Counter>,
-    resources_skipped: OnceLock<Counter>,
-    resources_deferred: OnceLock<Counter>,
-    run_ticks: OnceLock<Histogram>,
-    run_peak_bytes: OnceLock<Histogram>,
+/// Declares [`Series`], with one kept handle and one accessor per family
+/// labelled by script.
+macro_rules! series {
+    ($($name:ident: $kind:ty, $doc:literal;)*) => {
+        /// The series of one `script` label value. Each is found in its
+        /// family the first time a call uses it and kept (a handle shares
+        /// its value with the family), so a call does not hash its labels
+        /// once per metric; a series no call used is not created, so it is
+        /// not exposed either.
+        pub struct Series {
+            labels: Labels,
+            families: Families,
+            $($name: OnceLock<$kind>,)*
+        }
+
+        impl Series {
+            fn new(script: &str, families: &Families) -> Series {
+                Series {
+                    labels: vec![("script", script.to_owned())],
+                    families: families.clone(),
+                    $($name: OnceLock::new(),)*
+                }
+            }
+
+            $(
+                #[doc = $doc]
+                pub fn $name(&self) -> &$kind {
+                    self.$name
+                        .get_or_init(|| self.families.$name.get_or_create(&self.labels).clone())
+                }
+            )*
+        }
+    };
 }
 
-/// The series of `family` for `labels`, found once.
-fn kept<'a, M: Clone, C: Fn() -> M>(
-    slot: &'a OnceLock<M>,
-    family: &Family<Labels, M, C>,
-    labels: &Labels,
-) -> &'a M {
-    slot.get_or_init(|| family.get_or_create(labels).clone())
+series! {
+    reconciliations: Counter, "RunFunction calls that got past the source check.";
+    reconciliation_duration: Histogram, "Whole-handler time of those calls, in seconds.";
+    execution_duration: Histogram, "Compile (or cache lookup) plus run time of the main script.";
+    oci_resolve_duration: Histogram, "Time spent resolving OCI modules.";
+    cache_hits: Counter, "Compiled-script cache hits.";
+    cache_misses: Counter, "Compilations.";
+    resources_emitted: Counter, "Composed resources written to desired state.";
+    resources_skipped: Counter, "Resources newly skipped.";
+    resources_deferred: Counter, "Resources held back by creation sequencing.";
+    run_ticks: Histogram, "Interpreter ticks per run.";
+    run_peak_bytes: Histogram, "The most memory a run held at once, in bytes.";
 }
 
 impl Series {
-    fn new(script: &str, families: &Families) -> Series {
-        Series {
-            labels: vec![("script", script.to_owned())],
-            families: families.clone(),
-            reconciliations: OnceLock::new(),
-            reconciliation_duration: OnceLock::new(),
-            execution_duration: OnceLock::new(),
-            oci_resolve_duration: OnceLock::new(),
-            cache_hits: OnceLock::new(),
-            cache_misses: OnceLock::new(),
-            resources_emitted: OnceLock::new(),
-            resources_skipped: OnceLock::new(),
-            resources_deferred: OnceLock::new(),
-            run_ticks: OnceLock::new(),
-            run_peak_bytes: OnceLock::new(),
-        }
-    }
-
     /// The `script` label's value.
     pub fn script(&self) -> &str {
         self.labels.first().map_or("", |(_, v)| v.as_str())
-    }
-
-    /// RunFunction calls that got past the source check.
-    pub fn reconciliations(&self) -> &Counter {
-        kept(
-            &self.reconciliations,
-            &self.families.reconciliations,
-            &self.labels,
-        )
-    }
-
-    /// Whole-handler time of those calls, in seconds.
-    pub fn reconciliation_duration(&self) -> &Histogram {
-        kept(
-            &self.reconciliation_duration,
-            &self.families.reconciliation_duration,
-            &self.labels,
-        )
-    }
-
-    /// Compile (or cache lookup) plus run time of the main script.
-    pub fn execution_duration(&self) -> &Histogram {
-        kept(
-            &self.execution_duration,
-            &self.families.execution_duration,
-            &self.labels,
-        )
-    }
-
-    /// Time spent resolving OCI modules.
-    pub fn oci_resolve_duration(&self) -> &Histogram {
-        kept(
-            &self.oci_resolve_duration,
-            &self.families.oci_resolve_duration,
-            &self.labels,
-        )
-    }
-
-    /// Compiled-script cache hits.
-    pub fn cache_hits(&self) -> &Counter {
-        kept(&self.cache_hits, &self.families.cache_hits, &self.labels)
-    }
-
-    /// Compilations.
-    pub fn cache_misses(&self) -> &Counter {
-        kept(
-            &self.cache_misses,
-            &self.families.cache_misses,
-            &self.labels,
-        )
-    }
-
-    /// Composed resources written to desired state.
-    pub fn resources_emitted(&self) -> &Counter {
-        kept(
-            &self.resources_emitted,
-            &self.families.resources_emitted,
-            &self.labels,
-        )
-    }
-
-    /// Resources newly skipped.
-    pub fn resources_skipped(&self) -> &Counter {
-        kept(
-            &self.resources_skipped,
-            &self.families.resources_skipped,
-            &self.labels,
-        )
-    }
-
-    /// Resources held back by creation sequencing.
-    pub fn resources_deferred(&self) -> &Counter {
-        kept(
-            &self.resources_deferred,
-            &self.families.resources_deferred,
-            &self.labels,
-        )
-    }
-
-    /// Interpreter ticks per run.
-    pub fn run_ticks(&self) -> &Histogram {
-        kept(&self.run_ticks, &self.families.run_ticks, &self.labels)
-    }
-
-    /// The most memory a run held at once, in bytes.
-    pub fn run_peak_bytes(&self) -> &Histogram {
-        kept(
-            &self.run_peak_bytes,
-            &self.families.run_peak_bytes,
-            &self.labels,
-        )
     }
 }
 
@@ -438,6 +349,14 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("run_peak_bytes_count"), "{text}");
+    }
+
+    #[test]
+    fn outcomes_are_listed_by_value() {
+        // `Metrics::result` finds an outcome's counter by its value.
+        for (i, outcome) in Outcome::ALL.iter().enumerate() {
+            assert_eq!(*outcome as usize, i, "{outcome:?}");
+        }
     }
 
     #[test]

@@ -74,12 +74,13 @@ impl Request {
     /// encoded and the function input out (`input` is `None`: the server
     /// decoded it, and a run has no use for it; its text grows with the
     /// script and inline modules). Errors are
-    /// those of decoding the whole request, except inside those bodies,
-    /// which converting them reports, and inside the input.
+    /// those of decoding the whole request, except inside those bodies
+    /// (converting them reports those) and inside the input (the server
+    /// reported those).
     pub fn decode(bytes: &Bytes) -> Result<Request, prost::DecodeError> {
         // Pieces split at field boundaries merge into what the whole
         // would decode to.
-        let (rest, observed) = split_observed(bytes)?;
+        let (rest, observed) = split_request(bytes)?;
         let mut proto = RunFunctionRequest::default();
         for piece in rest {
             proto.merge(piece)?;
@@ -159,7 +160,7 @@ impl Deref for Request {
 /// The request's fields but `observed` and `input`, and the contents of
 /// `observed` (given more than once, protobuf merges them), as views of
 /// `bytes`.
-fn split_observed(bytes: &Bytes) -> Result<(Vec<Bytes>, Vec<Bytes>), prost::DecodeError> {
+fn split_request(bytes: &Bytes) -> Result<(Vec<Bytes>, Vec<Bytes>), prost::DecodeError> {
     let mut buf = bytes.clone();
     let mut kept: Vec<(usize, usize)> = Vec::new();
     let mut observed: Vec<Bytes> = Vec::new();
@@ -176,10 +177,11 @@ fn split_observed(bytes: &Bytes) -> Result<(Vec<Bytes>, Vec<Bytes>), prost::Deco
                 DecodeContext::default(),
             )?;
             observed.push(piece);
-        } else if tag == INPUT_TAG {
-            skip_field(wire_type, tag, &mut buf, DecodeContext::default())?;
         } else {
             skip_field(wire_type, tag, &mut buf, DecodeContext::default())?;
+            if tag == INPUT_TAG {
+                continue;
+            }
             let end = whole - buf.remaining();
             match kept.last_mut() {
                 Some((_, last_end)) if *last_end == start => *last_end = end,

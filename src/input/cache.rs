@@ -3,8 +3,10 @@
 //! then JSON, then the input type) and checking it took about a twentieth
 //! of the server's CPU per call at `x = 1`, and more the longer the script
 //! and its inline modules. Only inputs whose check reads nothing but the
-//! input are kept: an inline script. A mounted script is read from disk on
-//! every request, since its ConfigMap may change under the same input.
+//! input and the process's settings (which do not change, see
+//! [`super::Settings::env`]) are kept: an inline script. A mounted script
+//! is read from disk on every request, since its ConfigMap may change under
+//! the same input.
 
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
