@@ -364,7 +364,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn pb(v: serde_json::Value) -> Struct {
+    /// `v`, a JSON object, as a protobuf `Struct`.
+    pub(super) fn pb(v: serde_json::Value) -> Struct {
         let serde_json::Value::Object(m) = v else {
             panic!("object expected")
         };

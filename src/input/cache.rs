@@ -143,10 +143,20 @@ mod tests {
     use serde_json::json;
 
     fn encoded_json(v: serde_json::Value) -> Bytes {
-        let serde_json::Value::Object(m) = v else {
-            panic!("object expected")
-        };
-        Bytes::from(function_sdk_rust::resource::json_to_struct(&m).encode_to_vec())
+        Bytes::from(crate::input::tests::pb(v).encode_to_vec())
+    }
+
+    /// What reading `bytes` gives when the cache has not seen them:
+    /// the input, its key and its bytes.
+    fn unseen(cache: &CheckedCache, bytes: &Bytes) -> (Option<Struct>, String, Bytes) {
+        match cache.read(std::slice::from_ref(bytes)).unwrap() {
+            Input::Decoded {
+                input,
+                key,
+                encoded,
+            } => (input, key, encoded),
+            Input::Known(_) => panic!("not seen yet"),
+        }
     }
 
     fn checked(input: Option<&Struct>, dir: &std::path::Path) -> Checked {
@@ -164,14 +174,7 @@ mod tests {
     fn an_inline_input_is_known_by_its_bytes_once_kept() {
         let cache = CheckedCache::default();
         let bytes = encoded_json(json!({"spec": {"source": "x = 1"}}));
-        let Input::Decoded {
-            input,
-            key,
-            encoded,
-        } = cache.read(std::slice::from_ref(&bytes)).unwrap()
-        else {
-            panic!("not seen yet")
-        };
+        let (input, key, encoded) = unseen(&cache, &bytes);
         let first = checked(input.as_ref(), std::path::Path::new("/scripts"));
         cache.keep(key.clone(), &encoded, &first);
         let Input::Known(known) = cache.read(&[bytes]).unwrap() else {
@@ -181,10 +184,8 @@ mod tests {
         // Other bytes under the same key (a hash collision) are a miss.
         let other = encoded_json(json!({"spec": {"source": "x = 3"}}));
         cache.keep(key.clone(), &other, &first);
-        let Input::Decoded { input, .. } = cache.read(&[encoded]).unwrap() else {
-            panic!("the kept bytes differ")
-        };
-        assert!(input.is_some());
+        // The kept bytes differ.
+        assert!(unseen(&cache, &encoded).0.is_some());
         let other = encoded_json(json!({"spec": {"source": "x = 2"}}));
         assert!(matches!(
             cache.read(&[other]).unwrap(),
@@ -199,14 +200,7 @@ mod tests {
         std::fs::write(dir.path().join("cm/main.star"), "x = 1\n").unwrap();
         let cache = CheckedCache::default();
         let bytes = encoded_json(json!({"spec": {"scriptConfigRef": {"name": "cm"}}}));
-        let Input::Decoded {
-            input,
-            key,
-            encoded,
-        } = cache.read(std::slice::from_ref(&bytes)).unwrap()
-        else {
-            panic!("not seen yet")
-        };
+        let (input, key, encoded) = unseen(&cache, &bytes);
         cache.keep(key, &encoded, &checked(input.as_ref(), dir.path()));
         assert!(matches!(
             cache.read(&[bytes]).unwrap(),
