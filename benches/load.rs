@@ -2,10 +2,11 @@
 //!
 //! Starts the release server on loopback, loads it over gRPC with
 //! pre-serialised requests from a client that keeps responses as raw bytes
-//! (decoding them would measure the client), and prints p50, p99,
-//! requests per second, the server's CPU time per call (its worker
-//! processes included), idle and peak RSS per workload at concurrency 1
-//! and 16. With `PEER=<binary>` the same runs against another function
+//! (decoding them would measure the client; it speaks HTTP/2 with `h2`
+//! alone, see `support::h2_client`), and prints p50, p99, requests per
+//! second, the server's CPU time per call (its worker processes included)
+//! and the client's, idle and peak RSS per workload at concurrency 1 and
+//! 16. With `PEER=<binary>` the same runs against another function
 //! binary (started with `--insecure --address`) in the same run, and a
 //! second table gives the ratios this / peer. First, a no-op gRPC server
 //! in this process (tonic, as this function's) is measured the same way:
@@ -41,8 +42,8 @@ use prost::Message;
 use serde_json::Value;
 use support::workloads::{Workload, workloads};
 use support::{
-    Sampler, call, connect, context_switches, cpu_micros, memory_kib, mib, ms, request, runtime,
-    start,
+    Sampler, call, connect, context_switches, cpu_micros, h2_client, memory_kib, mib, ms, request,
+    runtime, start,
 };
 
 /// One measured run.
@@ -59,6 +60,9 @@ struct Sample {
     cpu_us: Option<f64>,
     /// Context switches of the server's threads per call.
     switches: Option<f64>,
+    /// CPU time the client spent per call, in microseconds: what the
+    /// server could not use of the machine's cores.
+    client_us: f64,
 }
 
 const WARM_UP_CALLS: usize = 20;
@@ -67,26 +71,29 @@ fn measure(address: &str, request: &Bytes, concurrency: usize, seconds: f64) -> 
     // A client runtime of its own, on one thread: the client must not take
     // a second core from the server.
     let rt = runtime();
-    rt.block_on(async {
-        let channel = connect(address)
+    // The client runtime runs on this thread only (tasks included).
+    let client_before = support::thread_cpu_nanos();
+    let mut sample = rt.block_on(async {
+        let client = h2_client::connect(address)
             .await
             .expect("the server accepts connections");
+        let request = h2_client::Framed::new(request);
         // Warm up: caches, connections, allocator.
         for _ in 0..WARM_UP_CALLS {
-            let _ = call(channel.clone(), request.clone()).await;
+            let _ = client.call(&request).await;
         }
         let until = Instant::now() + Duration::from_secs_f64(seconds);
         let started = Instant::now();
         let mut tasks = Vec::new();
         for _ in 0..concurrency {
-            let channel = channel.clone();
+            let client = client.clone();
             let request = request.clone();
             tasks.push(tokio::spawn(async move {
                 let mut latencies = Vec::new();
                 let mut errors = 0;
                 while Instant::now() < until {
                     let sent = Instant::now();
-                    match call(channel.clone(), request.clone()).await {
+                    match client.call(&request).await {
                         Ok(_) => latencies.push(sent.elapsed()),
                         Err(_) => errors += 1,
                     }
@@ -117,8 +124,12 @@ fn measure(address: &str, request: &Bytes, concurrency: usize, seconds: f64) -> 
             calls: WARM_UP_CALLS + latencies.len() + errors,
             cpu_us: None,
             switches: None,
+            client_us: 0.0,
         }
-    })
+    });
+    let client = support::thread_cpu_nanos().saturating_sub(client_before);
+    sample.client_us = client as f64 / 1000.0 / sample.calls.max(1) as f64;
+    sample
 }
 
 /// A gRPC server on tonic, as this function's, that answers RunFunction at
@@ -253,13 +264,14 @@ fn bench(
             sample.cpu_us = Some(cpu as f64 / sample.calls.max(1) as f64);
             sample.switches = Some(switches as f64 / sample.calls.max(1) as f64);
             eprintln!(
-                "  {:<24} c={c:<3} p50 {:>9.3} ms  p99 {:>9.3} ms  {:>8.0} req/s  {:>6.0} µs CPU/call  {:>5.1} switches/call{}",
+                "  {:<24} c={c:<3} p50 {:>9.3} ms  p99 {:>9.3} ms  {:>8.0} req/s  {:>6.0} µs CPU/call  {:>5.1} switches/call  client {:>4.0} µs/call{}",
                 w.name,
                 ms(sample.p50),
                 ms(sample.p99),
                 sample.rps,
                 sample.cpu_us.unwrap_or_default(),
                 sample.switches.unwrap_or_default(),
+                sample.client_us,
                 if sample.errors > 0 {
                     format!("  ({} errors)", sample.errors)
                 } else {
@@ -314,14 +326,25 @@ fn main() {
     let noop = noop::start();
     let transport: Vec<(usize, Sample)> = levels
         .iter()
-        .map(|&c| (c, measure(&noop, &floor_request, c, seconds)))
+        .map(|&c| {
+            // The no-op server's threads are this process's other threads.
+            let process_before = support::process_cpu_nanos();
+            let mut sample = measure(&noop, &floor_request, c, seconds);
+            let process = support::process_cpu_nanos().saturating_sub(process_before);
+            let client = sample.client_us * sample.calls as f64;
+            sample.cpu_us =
+                Some(((process as f64 / 1000.0) - client).max(0.0) / sample.calls.max(1) as f64);
+            (c, sample)
+        })
         .collect();
     for (c, s) in &transport {
         eprintln!(
-            "  no-op server             c={c:<3} p50 {:>9.3} ms  p99 {:>9.3} ms  {:>8.0} req/s",
+            "  no-op server             c={c:<3} p50 {:>9.3} ms  p99 {:>9.3} ms  {:>8.0} req/s  {:>6.0} µs CPU/call  client {:>4.0} µs/call",
             ms(s.p50),
             ms(s.p99),
-            s.rps
+            s.rps,
+            s.cpu_us.unwrap_or_default(),
+            s.client_us
         );
     }
     let ours = support::this_binary();
@@ -339,7 +362,7 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\n| workload | c | p50 ms | p99 ms | req/s | CPU µs/call |{}",
+        "\n| workload | c | p50 ms | p99 ms | req/s | CPU µs/call | client CPU µs/call |{}",
         if peer.is_some() {
             " peer p50 | peer p99 | peer req/s | peer CPU µs/call | p50 ratio | p99 ratio | req/s ratio | CPU ratio |"
         } else {
@@ -348,7 +371,7 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
     );
     let _ = writeln!(
         out,
-        "|---|---|---|---|---|---|{}",
+        "|---|---|---|---|---|---|---|{}",
         if peer.is_some() {
             "---|---|---|---|---|---|---|---|"
         } else {
@@ -358,11 +381,12 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
     let sample = |out: &mut String, name: &str, c: usize, s: &Sample| {
         let _ = write!(
             out,
-            "| {name} | {c} | {:.3} | {:.3} | {:.0} | {} |",
+            "| {name} | {c} | {:.3} | {:.3} | {:.0} | {} | {:.0} |",
             ms(s.p50),
             ms(s.p99),
             s.rps,
-            s.cpu_us.map_or_else(String::new, |us| format!("{us:.0}"))
+            s.cpu_us.map_or_else(String::new, |us| format!("{us:.0}")),
+            s.client_us
         );
     };
     for (i, (name, c, s)) in this.samples.iter().enumerate() {

@@ -9,6 +9,7 @@
     clippy::cast_sign_loss
 )]
 
+pub mod h2_client;
 pub mod hostile;
 pub mod workloads;
 
@@ -282,6 +283,32 @@ pub fn cpu_micros(pid: u32) -> u64 {
         })
         .sum::<u64>()
         * tick_micros
+}
+
+/// CPU time this thread has run, in nanoseconds (the scheduler's own
+/// count, finer than the clock ticks of `/proc/<pid>/stat`).
+pub fn thread_cpu_nanos() -> u64 {
+    schedstat_nanos("/proc/thread-self/schedstat")
+}
+
+/// CPU time every thread of this process has run, in nanoseconds.
+pub fn process_cpu_nanos() -> u64 {
+    std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|task| schedstat_nanos(task.path().join("schedstat")))
+        .sum()
+}
+
+/// The first field of a `schedstat` file: nanoseconds on a CPU.
+fn schedstat_nanos(path: impl AsRef<Path>) -> u64 {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Context switches (voluntary and not) of every thread of the tree
