@@ -42,8 +42,7 @@ use prost::Message;
 use serde_json::Value;
 use support::workloads::{Workload, workloads};
 use support::{
-    Sampler, call, connect, context_switches, cpu_micros, h2_client, memory_kib, mib, ms, request,
-    runtime, start,
+    Sampler, context_switches, cpu_micros, h2_client, memory_kib, mib, ms, request, runtime, start,
 };
 
 /// One measured run.
@@ -229,13 +228,13 @@ fn bench(
     let memory = Sampler::start(server.child.id());
     let rt = runtime();
     for w in workloads {
+        // Through the measuring client, so that what it reads is checked too.
         let answer = rt
             .block_on(async {
-                call(connect(&server.address).await.ok()?, w.request.clone())
-                    .await
-                    .ok()
+                let client = h2_client::connect(&server.address).await?;
+                client.call(&h2_client::Framed::new(&w.request)).await
             })
-            .unwrap_or_else(|| panic!("{}: no answer from {}", w.name, binary.display()));
+            .unwrap_or_else(|e| panic!("{}: no answer from {}: {e}", w.name, binary.display()));
         let decoded = RunFunctionResponse::decode(answer.clone()).expect("a RunFunctionResponse");
         let fatal = decoded
             .results

@@ -24,10 +24,8 @@ use bytes::Bytes;
 use function_starlark::engine::job::{Job, RequestHead};
 use function_starlark::engine::{Limits, Runtime, evaluate};
 use function_starlark::function::StarlarkFunction;
-use function_starlark::input::cache::{CheckedCache, Input};
-use function_starlark::input::{self, Plan, Settings};
+use function_starlark::input::{Plan, Settings};
 use function_starlark::loader::Sources;
-use function_starlark::loader::oci::OciResolver;
 use function_starlark::metrics::Metrics;
 use prost::Message;
 use support::workloads::workloads;
@@ -55,34 +53,22 @@ fn settings() -> Settings {
     }
 }
 
-async fn prepare(bytes: &Bytes, oci: &OciResolver, inputs: &CheckedCache) -> Job {
+/// The server's share of a call before the run, as the handler does it.
+async fn prepare(function: &StarlarkFunction, bytes: &Bytes) -> Job {
     let mut head = RequestHead::decode(bytes.clone()).expect("a request");
-    // As the server does: an input seen before is not decoded again.
-    let checked = match inputs
+    let input = function
+        .inputs()
         .read(&std::mem::take(&mut head.input))
-        .expect("an input")
-    {
-        Input::Known(kept) => kept.checked().clone(),
-        Input::Decoded {
-            input,
-            key,
-            encoded,
-        } => {
-            let input = input::decode(input.as_ref()).expect("an input");
-            let Plan::Run(checked) = input::check(input, &settings()).expect("a checked input")
-            else {
-                panic!("a script to run")
-            };
-            inputs.keep(key, &encoded, &checked);
-            *checked
-        }
+        .expect("an input");
+    let Plan::Run(checked) = function.plan(input).await.expect("a checked input") else {
+        panic!("a script to run")
     };
     let request = head.into_request();
-    let sources = Sources::gather(&checked, oci, &request)
+    let sources = Sources::gather(&checked, function.oci(), &request)
         .await
         .sources
         .expect("sources");
-    Job::of(bytes.clone(), checked, &sources, Duration::from_secs(10))
+    Job::of(bytes.clone(), *checked, &sources, Duration::from_secs(10))
 }
 
 /// Receives from `rx`, asleep on it or polling it (yielding between polls).
@@ -139,8 +125,6 @@ fn main() {
         .expect("a runtime");
     let runtime = Arc::new(Runtime::new(Limits::default(), 64));
     let function = StarlarkFunction::new(runtime.clone(), settings(), Metrics::default());
-    let oci = OciResolver::default();
-    let inputs = CheckedCache::default();
     let cancel = AtomicBool::new(false);
     println!(
         "| workload | prepare µs | job encode+decode µs | evaluate µs | on a sleeping thread µs | on a polling thread µs | handler (threads) µs |"
@@ -153,7 +137,7 @@ fn main() {
             .is_none_or(|o| o.split(',').any(|n| w.name.starts_with(n.trim())))
     }) {
         if only_eval {
-            let job = rt.block_on(prepare(&w.request, &oci, &inputs));
+            let job = rt.block_on(prepare(&function, &w.request));
             let eval = median(budget, || {
                 let _ = evaluate::evaluate(&runtime, job.clone(), &cancel, false);
             });
@@ -165,9 +149,9 @@ fn main() {
             continue;
         }
         let prepare_time = median(budget, || {
-            rt.block_on(prepare(&w.request, &oci, &inputs));
+            rt.block_on(prepare(&function, &w.request));
         });
-        let job = rt.block_on(prepare(&w.request, &oci, &inputs));
+        let job = rt.block_on(prepare(&function, &w.request));
         let wire = median(budget, || {
             let bytes = Bytes::from(job.encode_to_vec());
             let _ = Job::decode(bytes).expect("a job");

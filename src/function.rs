@@ -86,6 +86,11 @@ impl StarlarkFunction {
         &self.engine
     }
 
+    /// The inputs checked before, which read a request's input first.
+    pub fn inputs(&self) -> &CheckedCache {
+        &self.inputs
+    }
+
     /// Answers one request given as a value (tests, the CLI).
     pub async fn handle(&self, request: RunFunctionRequest) -> RunFunctionResponse {
         let bytes = Bytes::from(request.encode_to_vec());
@@ -241,10 +246,10 @@ impl StarlarkFunction {
         (answer, series)
     }
 
-    /// What to do with a request's input: the plan of an input seen
-    /// before, else the input decoded and checked (and kept when it can
-    /// be, see [`CheckedCache::keep`]).
-    async fn plan(&self, input: Input) -> Result<Plan, Error> {
+    /// What to do with a request's input, as [`Self::inputs`] read it:
+    /// the plan of an input seen before, else the input decoded and
+    /// checked (and kept when it can be, see [`CheckedCache::keep`]).
+    pub async fn plan(&self, input: Input) -> Result<Plan, Error> {
         let (input, key, encoded) = match input {
             Input::Known(kept) => return Ok(Plan::Run(Box::new(kept.checked().clone()))),
             Input::Decoded {
