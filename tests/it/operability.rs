@@ -667,7 +667,10 @@ fn a_quiet_server_hands_back_what_its_runs_freed() {
     // On threads the runs allocate in the server itself: about 40 MB of
     // strings each, dropped when the run ends, which the allocator would
     // keep for reuse. A second after the last call the server returns it.
-    let server = start(&["--isolation", "threads"]);
+    // The wall-clock limit is raised out of the way: a debug build on a
+    // slow machine, under the parallel tests' load, took more than the
+    // default 10 s for one run.
+    let server = start(&["--isolation", "threads", "--timeout-seconds", "120"]);
     let heavy = request(
         "x = len([str(i) * 50 for i in range(100000)])\n",
         &Value::Null,

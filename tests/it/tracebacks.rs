@@ -100,8 +100,12 @@ fn the_message_is_read_back_from_either_form() {
 fn a_memory_budget_error_names_the_budget_the_position_and_the_flag() {
     use function_starlark::engine::Limits;
     use function_starlark::metrics::Metrics;
+    // The wall-clock limit is raised out of the way: on a slow machine a
+    // debug build under the parallel tests' load took longer than the
+    // default 10 s to fill the budget.
     let limits = Limits {
         max_heap_bytes: 32 << 20,
+        timeout: std::time::Duration::from_mins(2),
         ..Limits::default()
     };
     let source = "l = []\nfor i in range(10000000):\n    l.append(str(i) * 100)\n";
