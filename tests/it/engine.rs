@@ -187,7 +187,14 @@ fn a_worker_left_without_jobs_hands_back_what_its_runs_freed() {
     let exe = dir.join("tidy-worker");
     let _ = std::fs::remove_file(&exe);
     std::os::unix::fs::symlink(support::this_binary(), &exe).expect("a link");
-    let pool = pool_of(exe.clone(), Limits::default(), NEVER, NEVER);
+    // The wall-clock limit is raised out of the way, as for the server's
+    // run in tests/it/operability.rs: a debug build on a slow machine
+    // under the parallel tests' load can take longer than 10 s.
+    let limits = Limits {
+        timeout: Duration::from_mins(2),
+        ..Limits::default()
+    };
+    let pool = pool_of(exe.clone(), limits, NEVER, NEVER);
     runtime().block_on(async {
         pool.warm_up().await.expect("a worker starts");
         // About 40 MB of strings, all dropped when the run ends.
