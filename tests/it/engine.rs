@@ -187,9 +187,10 @@ fn a_worker_left_without_jobs_hands_back_what_its_runs_freed() {
     let exe = dir.join("tidy-worker");
     let _ = std::fs::remove_file(&exe);
     std::os::unix::fs::symlink(support::this_binary(), &exe).expect("a link");
-    // The wall-clock limit is raised out of the way, as for the server's
-    // run in tests/it/operability.rs: a debug build on a slow machine
-    // under the parallel tests' load can take longer than 10 s.
+    // The wall-clock limits (the pool's and the job's) are raised out of
+    // the way, as for the server's run in tests/it/operability.rs: a debug
+    // build on a slow machine under the parallel tests' load can take
+    // longer than 10 s.
     let limits = Limits {
         timeout: Duration::from_mins(2),
         ..Limits::default()
@@ -199,7 +200,11 @@ fn a_worker_left_without_jobs_hands_back_what_its_runs_freed() {
         pool.warm_up().await.expect("a worker starts");
         // About 40 MB of strings, all dropped when the run ends.
         let heavy = who("a", "x = len([str(i) * 50 for i in range(100000)])\n");
-        assert_eq!(outcome(&pool.run(job(&heavy)).await), Ok("a".to_owned()));
+        let heavy = Job {
+            timeout_ms: 120_000,
+            ..job(&heavy)
+        };
+        assert_eq!(outcome(&pool.run(heavy).await), Ok("a".to_owned()));
         let after_run = resident_of(&exe);
         tokio::time::sleep(Duration::from_millis(3500)).await;
         let idle = resident_of(&exe);
