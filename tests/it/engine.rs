@@ -201,7 +201,7 @@ fn a_worker_left_without_jobs_hands_back_what_its_runs_freed() {
         // About 40 MB of strings, all dropped when the run ends.
         let heavy = who("a", "x = len([str(i) * 50 for i in range(100000)])\n");
         let heavy = Job {
-            timeout_ms: 120_000,
+            timeout_ms: u64::try_from(pool.limits().timeout.as_millis()).expect("two minutes"),
             ..job(&heavy)
         };
         assert_eq!(outcome(&pool.run(heavy).await), Ok("a".to_owned()));
