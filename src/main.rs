@@ -23,20 +23,7 @@ fn main() -> std::process::ExitCode {
         None => {}
     }
     function_starlark::server::logging::configure(cli.sdk.debug);
-    // Request decoding and error answers recurse with the request's
-    // nesting, which is bounded (engine::depth) but deeper than the
-    // default 2 MiB stack holds.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_stack_size(16 << 20)
-        .build();
-    let result = match runtime {
-        Ok(runtime) => runtime.block_on(function_starlark::server::serve(cli)),
-        Err(e) => {
-            tracing::error!(error = %e, "cannot start the async runtime");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
+    let result = function_starlark::server::run(cli);
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

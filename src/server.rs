@@ -63,6 +63,9 @@ pub enum ServeError {
         /// Why.
         source: std::io::Error,
     },
+    /// The async runtime could not be started.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
     /// The worker processes could not be started.
     #[error("cannot start the script workers: {0}")]
     Workers(std::io::Error),
@@ -72,6 +75,44 @@ pub enum ServeError {
     /// The reflection service could not be built.
     #[error("cannot build gRPC reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+}
+
+/// Stack of the threads that decode requests and compose error answers:
+/// both recurse with the request's nesting, which is bounded
+/// ([`crate::engine::depth`]) but deeper than the default 2 MiB holds.
+const STACK: usize = 16 << 20;
+
+/// Serves the function until SIGTERM or SIGINT, on `--server-threads`
+/// threads.
+///
+/// With one thread (the default) the runtime is tokio's current-thread
+/// one, on a thread of its own with a deep stack: on a 2-core VM where the
+/// worker processes share the cores, a second server thread mostly added
+/// wake-ups and work stealing between the two (README "Performance").
+pub fn run(cli: Cli) -> Result<(), ServeError> {
+    let threads = cli.server_threads();
+    let server = std::thread::Builder::new()
+        .name("server".to_owned())
+        .stack_size(STACK)
+        .spawn(move || {
+            let mut builder = if threads == 1 {
+                tokio::runtime::Builder::new_current_thread()
+            } else {
+                let mut builder = tokio::runtime::Builder::new_multi_thread();
+                builder.worker_threads(threads);
+                builder
+            };
+            let runtime = builder
+                .enable_all()
+                .thread_stack_size(STACK)
+                .build()
+                .map_err(ServeError::Runtime)?;
+            runtime.block_on(serve(cli))
+        })
+        .map_err(ServeError::Runtime)?;
+    server
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Serves the function until SIGTERM or SIGINT.
@@ -157,7 +198,12 @@ pub async fn serve(cli: Cli) -> Result<(), ServeError> {
 
     tokio::spawn(tidy::when_quiet(crate::meter::QUIET_BEFORE_RELEASE));
 
-    tracing::info!(%address, insecure = cli.sdk.insecure, "serving FunctionRunnerService");
+    tracing::info!(
+        %address,
+        insecure = cli.sdk.insecure,
+        server_threads = cli.server_threads(),
+        "serving FunctionRunnerService"
+    );
     let grace = Duration::from_secs(cli.shutdown_grace_seconds);
     let (draining_tx, draining_rx) = tokio::sync::oneshot::channel::<()>();
     let shutdown = {

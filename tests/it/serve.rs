@@ -403,3 +403,47 @@ fn structured_logs_carry_the_request_tag() {
         "{line}"
     );
 }
+
+/// `--server-threads`: one thread (the default), a given count, or one per
+/// core for 0; each serves, and the start-up line says how many it has.
+#[test]
+fn the_server_serves_on_the_threads_it_is_given_and_says_how_many() {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    for (args, threads) in [
+        (&[][..], 1),
+        (&["--server-threads", "3"][..], 3),
+        (&["--server-threads", "0"][..], cores),
+    ] {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let log = dir.path().join("stderr.log");
+        let file = std::fs::File::create(&log).expect("a log file");
+        let server = start_logging(&[&["--insecure"][..], args].concat(), Stdio::from(file));
+        let rsp = runtime().block_on(async {
+            let mut client = plaintext_client(&server.address).await;
+            client
+                .run_function(request(
+                    "Resource('bucket', {'apiVersion': 'v1', 'kind': 'ConfigMap'})",
+                ))
+                .await
+                .expect("answers")
+                .into_inner()
+        });
+        drop(server);
+        assert!(
+            rsp.desired
+                .and_then(|d| d.resources.get("bucket").cloned())
+                .is_some(),
+            "{args:?}: no desired bucket"
+        );
+        let text = std::fs::read_to_string(&log).expect("the log is readable");
+        let line = text
+            .lines()
+            .find(|l| l.contains("serving FunctionRunnerService"))
+            .unwrap_or_else(|| panic!("{args:?}: no start-up line:\n{text}"));
+        let entry: serde_json::Value = serde_json::from_str(line).expect("a JSON log line");
+        assert_eq!(
+            entry["fields"]["server_threads"], threads,
+            "{args:?}: {line}"
+        );
+    }
+}
