@@ -65,6 +65,25 @@ fn start_logging(extra_args: &[&str], stderr: Stdio) -> Server {
     server
 }
 
+/// Starts the function with its log in a file of `dir`, which
+/// [`log_entry`] reads back once the server is dropped.
+fn start_logging_to(dir: &Path, extra_args: &[&str]) -> Server {
+    let file = std::fs::File::create(dir.join("stderr.log")).expect("a log file");
+    start_logging(extra_args, Stdio::from(file))
+}
+
+/// The first JSON line holding `message` in the log [`start_logging_to`]
+/// wrote in `dir`, parsed and as written.
+fn log_entry(dir: &Path, message: &str) -> (serde_json::Value, String) {
+    let text = std::fs::read_to_string(dir.join("stderr.log")).expect("the log is readable");
+    let line = text
+        .lines()
+        .find(|l| l.contains(message))
+        .unwrap_or_else(|| panic!("no line with {message:?} logged:\n{text}"));
+    let entry = serde_json::from_str(line).expect("a JSON log line");
+    (entry, line.to_owned())
+}
+
 async fn plaintext_client(address: &str) -> FunctionRunnerServiceClient<Channel> {
     let channel = Endpoint::from_shared(format!("http://{address}"))
         .expect("a valid endpoint")
@@ -377,9 +396,7 @@ fn metrics_are_served_with_the_script_label_after_a_request() {
 #[test]
 fn structured_logs_carry_the_request_tag() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let log = dir.path().join("stderr.log");
-    let file = std::fs::File::create(&log).expect("a log file");
-    let server = start_logging(&["--insecure"], Stdio::from(file));
+    let server = start_logging_to(dir.path(), &["--insecure"]);
     runtime().block_on(async {
         let mut client = plaintext_client(&server.address).await;
         client
@@ -388,12 +405,7 @@ fn structured_logs_carry_the_request_tag() {
             .expect("answers");
     });
     drop(server);
-    let text = std::fs::read_to_string(&log).expect("the log is readable");
-    let line = text
-        .lines()
-        .find(|l| l.contains("run function"))
-        .unwrap_or_else(|| panic!("no request logged:\n{text}"));
-    let entry: serde_json::Value = serde_json::from_str(line).expect("a JSON log line");
+    let (entry, line) = log_entry(dir.path(), "run function");
     assert_eq!(entry["span"]["tag"], "serve-test", "{line}");
     assert_eq!(entry["fields"]["outcome"], "script_error", "{line}");
     assert!(
@@ -415,9 +427,7 @@ fn the_server_serves_on_the_threads_it_is_given_and_says_how_many() {
         (&["--server-threads", "0"][..], cores),
     ] {
         let dir = tempfile::tempdir().expect("a temp dir");
-        let log = dir.path().join("stderr.log");
-        let file = std::fs::File::create(&log).expect("a log file");
-        let server = start_logging(&[&["--insecure"][..], args].concat(), Stdio::from(file));
+        let server = start_logging_to(dir.path(), &[&["--insecure"][..], args].concat());
         let rsp = runtime().block_on(async {
             let mut client = plaintext_client(&server.address).await;
             client
@@ -435,12 +445,7 @@ fn the_server_serves_on_the_threads_it_is_given_and_says_how_many() {
                 .is_some(),
             "{args:?}: no desired bucket"
         );
-        let text = std::fs::read_to_string(&log).expect("the log is readable");
-        let line = text
-            .lines()
-            .find(|l| l.contains("serving FunctionRunnerService"))
-            .unwrap_or_else(|| panic!("{args:?}: no start-up line:\n{text}"));
-        let entry: serde_json::Value = serde_json::from_str(line).expect("a JSON log line");
+        let (entry, line) = log_entry(dir.path(), "serving FunctionRunnerService");
         assert_eq!(
             entry["fields"]["server_threads"], threads,
             "{args:?}: {line}"
