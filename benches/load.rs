@@ -7,20 +7,26 @@
 //! second, the server's CPU time per call (its worker processes included)
 //! and the client's, idle and peak RSS per workload at concurrency 1 and
 //! 16. With `PEER=<binary>` the same runs against another function
-//! binary (started with `--insecure --address`) in the same run, and a
-//! second table gives the ratios this / peer. First, a no-op gRPC server
-//! in this process (tonic, as this function's) is measured the same way:
-//! what the transport and the client cost on this machine with a server
-//! that sleeps between calls.
+//! binary (started with `--insecure --address`) in the same run, and the
+//! table gives the ratios this / peer. The two servers run side by side
+//! and take turns: each workload and concurrency is measured in rounds,
+//! this function then the peer, the order swapped every round, and each
+//! server's rounds are pooled. A machine whose speed drifts over minutes
+//! (shared VMs do) then slows both alike; measuring one server's whole
+//! series after the other's put that drift into the ratios. First, a
+//! no-op gRPC server in this process (tonic, as this function's) is
+//! measured the same way: what the transport and the client cost on this
+//! machine with a server that sleeps between calls.
 //!
-//! Environment: `BENCH_SECONDS` (per workload and concurrency, default 3),
-//! `BENCH_ONLY` (a comma-separated list of workload names),
+//! Environment: `BENCH_SECONDS` (per workload, concurrency and server,
+//! default 3), `BENCH_ROUNDS` (the turns those seconds are cut into,
+//! default 2), `BENCH_ONLY` (a comma-separated list of workload names),
 //! `BENCH_CONCURRENCY` (default `1,16`), `THIS` (another build of this
 //! function, such as the shipped static one,
-//! `target/x86_64-unknown-linux-musl/release/function-starlark`), `BENCH_ARGS`
-//! (extra flags for this function, such as `--isolation threads`),
-//! `BENCH_SETTLE` (seconds to wait after the load before reading memory
-//! once more; idle workers exit after 60 s).
+//! `target/x86_64-unknown-linux-musl/release/function-starlark`),
+//! `BENCH_ARGS` (extra flags for this function, such as `--isolation
+//! threads`), `BENCH_SETTLE` (seconds to wait after the load before
+//! reading memory once more; idle workers exit after 60 s).
 
 // Latencies and sizes become ratios and percentiles: float arithmetic on
 // counts far below 2^52.
@@ -42,10 +48,11 @@ use prost::Message;
 use serde_json::Value;
 use support::workloads::{Workload, workloads};
 use support::{
-    Sampler, context_switches, cpu_micros, h2_client, memory_kib, mib, ms, request, runtime, start,
+    Sampler, Server, context_switches, cpu_micros, h2_client, memory_kib, mib, ms, request,
+    runtime, start,
 };
 
-/// One measured run.
+/// One server's series at one workload and concurrency, its turns pooled.
 #[derive(Clone, Copy, Default)]
 struct Sample {
     p50: Duration,
@@ -64,15 +71,56 @@ struct Sample {
     client_us: f64,
 }
 
+/// What the turns of one series measured so far.
+#[derive(Default)]
+struct Series {
+    latencies: Vec<Duration>,
+    errors: usize,
+    /// Seconds under load.
+    wall: f64,
+    /// Calls made, warm-up included.
+    calls: usize,
+    client_nanos: u64,
+    /// The server's CPU time and context switches (its workers included).
+    server_micros: u64,
+    server_switches: u64,
+}
+
+impl Series {
+    fn sample(&self, of_a_server: bool) -> Sample {
+        let mut latencies = self.latencies.clone();
+        latencies.sort_unstable();
+        let at = |q: f64| {
+            latencies
+                .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
+                .copied()
+                .unwrap_or_default()
+        };
+        let per_call = |total: f64| total / self.calls.max(1) as f64;
+        Sample {
+            p50: at(0.50),
+            p99: at(0.99),
+            rps: latencies.len() as f64 / self.wall.max(f64::EPSILON),
+            errors: self.errors,
+            calls: self.calls,
+            cpu_us: of_a_server.then(|| per_call(self.server_micros as f64)),
+            switches: of_a_server.then(|| per_call(self.server_switches as f64)),
+            client_us: per_call(self.client_nanos as f64 / 1000.0),
+        }
+    }
+}
+
 const WARM_UP_CALLS: usize = 20;
 
-fn measure(address: &str, request: &Bytes, concurrency: usize, seconds: f64) -> Sample {
+/// Loads the server at `address` with `request` from `concurrency` callers
+/// for `seconds`, and adds what it measured to `series`.
+fn measure(address: &str, request: &Bytes, concurrency: usize, seconds: f64, series: &mut Series) {
     // A client runtime of its own, on one thread: the client must not take
     // a second core from the server.
     let rt = runtime();
     // The client runtime runs on this thread only (tasks included).
     let client_before = support::thread_cpu_nanos();
-    let mut sample = rt.block_on(async {
+    rt.block_on(async {
         let client = h2_client::connect(address)
             .await
             .expect("the server accepts connections");
@@ -100,35 +148,18 @@ fn measure(address: &str, request: &Bytes, concurrency: usize, seconds: f64) -> 
                 (latencies, errors)
             }));
         }
-        let mut latencies = Vec::new();
-        let mut errors = 0;
+        let mut answered = 0;
         for task in tasks {
             let (l, e) = task.await.expect("a client task");
-            latencies.extend(l);
-            errors += e;
+            answered += l.len();
+            series.latencies.extend(l);
+            series.errors += e;
+            series.calls += e;
         }
-        let wall = started.elapsed().as_secs_f64();
-        latencies.sort();
-        let at = |q: f64| {
-            latencies
-                .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
-                .copied()
-                .unwrap_or_default()
-        };
-        Sample {
-            p50: at(0.50),
-            p99: at(0.99),
-            rps: latencies.len() as f64 / wall,
-            errors,
-            calls: WARM_UP_CALLS + latencies.len() + errors,
-            cpu_us: None,
-            switches: None,
-            client_us: 0.0,
-        }
+        series.wall += started.elapsed().as_secs_f64();
+        series.calls += WARM_UP_CALLS + answered;
     });
-    let client = support::thread_cpu_nanos().saturating_sub(client_before);
-    sample.client_us = client as f64 / 1000.0 / sample.calls.max(1) as f64;
-    sample
+    series.client_nanos += support::thread_cpu_nanos().saturating_sub(client_before);
 }
 
 /// A gRPC server on tonic, as this function's, that answers RunFunction at
@@ -213,88 +244,114 @@ struct Report {
     samples: Vec<(String, usize, Sample)>,
 }
 
-fn bench(
-    binary: &Path,
-    args: &[String],
-    workloads: &[Workload],
-    levels: &[usize],
-    seconds: f64,
-) -> Report {
-    let server = start(binary, args);
-    // Idle: two seconds after the first answer (a worker of this function
-    // hands back what its runs freed after one second without jobs).
-    std::thread::sleep(Duration::from_secs(2));
-    let idle = memory_kib(server.child.id());
-    let memory = Sampler::start(server.child.id());
-    let rt = runtime();
-    for w in workloads {
-        // Through the measuring client, so that what it reads is checked too.
-        let answer = rt
-            .block_on(async {
-                let client = h2_client::connect(&server.address).await?;
-                client.call(&h2_client::Framed::new(&w.request)).await
-            })
-            .unwrap_or_else(|e| panic!("{}: no answer from {}: {e}", w.name, binary.display()));
-        let decoded = RunFunctionResponse::decode(answer.clone()).expect("a RunFunctionResponse");
-        let fatal = decoded
-            .results
-            .iter()
-            .find(|r| r.severity == Severity::Fatal as i32);
-        let text = String::from_utf8_lossy(&answer);
-        assert!(
-            fatal.is_none() && text.contains(w.expect),
-            "{}: unexpected answer from {}: {:?}",
-            w.name,
-            binary.display(),
-            fatal.map_or_else(
-                || text.chars().take(400).collect::<String>(),
-                |r| r.message.clone()
-            )
-        );
-    }
-    let mut samples = Vec::new();
-    for w in workloads {
-        for &c in levels {
-            let cpu_before = cpu_micros(server.child.id());
-            let switches_before = context_switches(server.child.id());
-            let mut sample = measure(&server.address, &w.request, c, seconds);
-            let cpu = cpu_micros(server.child.id()).saturating_sub(cpu_before);
-            let switches = context_switches(server.child.id()).saturating_sub(switches_before);
-            sample.cpu_us = Some(cpu as f64 / sample.calls.max(1) as f64);
-            sample.switches = Some(switches as f64 / sample.calls.max(1) as f64);
-            eprintln!(
-                "  {:<24} c={c:<3} p50 {:>9.3} ms  p99 {:>9.3} ms  {:>8.0} req/s  {:>6.0} µs CPU/call  {:>5.1} switches/call  client {:>4.0} µs/call{}",
+/// A server under measurement: started, checked, its memory sampled.
+struct Subject {
+    name: &'static str,
+    server: Server,
+    idle: (u64, u64),
+    memory: Sampler,
+    /// One per workload and concurrency, in the order they are measured.
+    series: Vec<Series>,
+}
+
+impl Subject {
+    /// Starts `binary`, reads its idle memory, and checks that it answers
+    /// every workload as expected.
+    fn start(name: &'static str, binary: &Path, args: &[String], workloads: &[Workload]) -> Self {
+        eprintln!("{name}: {}", binary.display());
+        let server = start(binary, args);
+        // Idle: two seconds after the first answer (a worker of this
+        // function hands back what its runs freed after one second without
+        // jobs).
+        std::thread::sleep(Duration::from_secs(2));
+        let idle = memory_kib(server.child.id());
+        let memory = Sampler::start(server.child.id());
+        let rt = runtime();
+        for w in workloads {
+            // Through the measuring client, so that what it reads is checked too.
+            let answer = rt
+                .block_on(async {
+                    let client = h2_client::connect(&server.address).await?;
+                    client.call(&h2_client::Framed::new(&w.request)).await
+                })
+                .unwrap_or_else(|e| panic!("{}: no answer from {}: {e}", w.name, binary.display()));
+            let decoded =
+                RunFunctionResponse::decode(answer.clone()).expect("a RunFunctionResponse");
+            let fatal = decoded
+                .results
+                .iter()
+                .find(|r| r.severity == Severity::Fatal as i32);
+            let text = String::from_utf8_lossy(&answer);
+            assert!(
+                fatal.is_none() && text.contains(w.expect),
+                "{}: unexpected answer from {}: {:?}",
                 w.name,
-                ms(sample.p50),
-                ms(sample.p99),
-                sample.rps,
-                sample.cpu_us.unwrap_or_default(),
-                sample.switches.unwrap_or_default(),
-                sample.client_us,
-                if sample.errors > 0 {
-                    format!("  ({} errors)", sample.errors)
-                } else {
-                    String::new()
-                }
+                binary.display(),
+                fatal.map_or_else(
+                    || text.chars().take(400).collect::<String>(),
+                    |r| r.message.clone()
+                )
             );
-            samples.push((w.name.to_owned(), c, sample));
+        }
+        Subject {
+            name,
+            server,
+            idle,
+            memory,
+            series: Vec::new(),
         }
     }
-    let peak = memory.peaks();
-    let settled = std::env::var("BENCH_SETTLE")
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .map(|seconds| {
-            eprintln!("  idle for {seconds} s");
-            std::thread::sleep(Duration::from_secs_f64(seconds));
-            memory_kib(server.child.id())
-        });
-    Report {
-        started_in: server.started_in,
-        idle,
-        peak,
-        settled,
-        samples,
+
+    /// One turn of load on series `index`.
+    fn turn(&mut self, index: usize, request: &Bytes, concurrency: usize, seconds: f64) {
+        if self.series.len() <= index {
+            self.series.resize_with(index + 1, Series::default);
+        }
+        let pid = self.server.child.id();
+        let cpu_before = cpu_micros(pid);
+        let switches_before = context_switches(pid);
+        let series = &mut self.series[index];
+        measure(&self.server.address, request, concurrency, seconds, series);
+        series.server_micros += cpu_micros(pid).saturating_sub(cpu_before);
+        series.server_switches += context_switches(pid).saturating_sub(switches_before);
+    }
+
+    fn print(&self, index: usize, workload: &str, concurrency: usize) {
+        let s = self.series[index].sample(true);
+        eprintln!(
+            "  {:<4} {workload:<24} c={concurrency:<3} p50 {:>9.3} ms  p99 {:>9.3} ms  {:>8.0} req/s  {:>6.0} µs CPU/call  {:>5.1} switches/call  client {:>4.0} µs/call{}",
+            self.name,
+            ms(s.p50),
+            ms(s.p99),
+            s.rps,
+            s.cpu_us.unwrap_or_default(),
+            s.switches.unwrap_or_default(),
+            s.client_us,
+            if s.errors > 0 {
+                format!("  ({} errors)", s.errors)
+            } else {
+                String::new()
+            }
+        );
+    }
+
+    /// The peaks under load; stops sampling.
+    fn loaded(self, labels: &[(String, usize)]) -> (Server, Report) {
+        let peak = self.memory.peaks();
+        drop(self.memory);
+        let samples = labels
+            .iter()
+            .zip(&self.series)
+            .map(|((name, c), series)| (name.clone(), *c, series.sample(true)))
+            .collect();
+        let report = Report {
+            started_in: self.server.started_in,
+            idle: self.idle,
+            peak,
+            settled: None,
+            samples,
+        };
+        (self.server, report)
     }
 }
 
@@ -308,6 +365,11 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(3.0);
+    let rounds: usize = std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2)
+        .max(1);
     let levels: Vec<usize> = std::env::var("BENCH_CONCURRENCY")
         .unwrap_or_else(|_| "1,16".to_owned())
         .split(',')
@@ -328,8 +390,10 @@ fn main() {
         .map(|&c| {
             // The no-op server's threads are this process's other threads.
             let process_before = support::process_cpu_nanos();
-            let mut sample = measure(&noop, &floor_request, c, seconds);
+            let mut series = Series::default();
+            measure(&noop, &floor_request, c, seconds, &mut series);
             let process = support::process_cpu_nanos().saturating_sub(process_before);
+            let mut sample = series.sample(false);
             let client = sample.client_us * sample.calls as f64;
             sample.cpu_us =
                 Some(((process as f64 / 1000.0) - client).max(0.0) / sample.calls.max(1) as f64);
@@ -346,15 +410,49 @@ fn main() {
             s.client_us
         );
     }
-    let ours = support::this_binary();
-    eprintln!("this function: {}", ours.display());
-    let this = bench(&ours, &support::our_args(), &workloads, &levels, seconds);
+    let mut subjects = vec![Subject::start(
+        "this",
+        &support::this_binary(),
+        &support::our_args(),
+        &workloads,
+    )];
     // The peer serves metrics on :8080 and has no flag to move them.
-    let peer = std::env::var_os("PEER").map(PathBuf::from).map(|p| {
-        eprintln!("peer: {}", p.display());
-        bench(&p, &[], &workloads, &levels, seconds)
-    });
-    print_table(&this, peer.as_ref(), &transport);
+    if let Some(peer) = std::env::var_os("PEER").map(PathBuf::from) {
+        subjects.push(Subject::start("peer", &peer, &[], &workloads));
+    }
+    let mut labels = Vec::new();
+    for w in &workloads {
+        for &c in &levels {
+            let index = labels.len();
+            labels.push((w.name.to_owned(), c));
+            for round in 0..rounds {
+                let mut order: Vec<usize> = (0..subjects.len()).collect();
+                if round % 2 == 1 {
+                    order.reverse();
+                }
+                for i in order {
+                    subjects[i].turn(index, &w.request, c, seconds / rounds as f64);
+                }
+            }
+            for subject in &subjects {
+                subject.print(index, w.name, c);
+            }
+        }
+    }
+    let (servers, mut reports): (Vec<Server>, Vec<Report>) =
+        subjects.into_iter().map(|s| s.loaded(&labels)).unzip();
+    if let Some(seconds) = std::env::var("BENCH_SETTLE")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+    {
+        eprintln!("  idle for {seconds} s");
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        for (server, report) in servers.iter().zip(&mut reports) {
+            report.settled = Some(memory_kib(server.child.id()));
+        }
+    }
+    drop(servers);
+    print_table(&reports[0], reports.get(1), &transport);
 }
 
 fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample)]) {
