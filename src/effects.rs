@@ -276,14 +276,16 @@ impl Context {
 
 fn crossplane_labels(request: &RunFunctionRequest) -> Vec<(String, String)> {
     use pbjson_types::value::Kind;
+    fn get_struct<'s>(s: &'s Struct, k: &str) -> Option<&'s Struct> {
+        match s.fields.get(k)?.kind.as_ref()? {
+            Kind::StructValue(s) => Some(s),
+            _ => None,
+        }
+    }
     let Some(xr) =
         function_sdk_rust::request::observed_composite(request).and_then(|r| r.resource.as_ref())
     else {
         return Vec::new();
-    };
-    let get_struct = |s: &Struct, k: &str| match s.fields.get(k)?.kind.as_ref()? {
-        Kind::StructValue(s) => Some(s.clone()),
-        _ => None,
     };
     let get_str = |s: &Struct, k: &str| match s.fields.get(k)?.kind.as_ref()? {
         Kind::StringValue(v) if !v.is_empty() => Some(v.clone()),
@@ -293,12 +295,12 @@ fn crossplane_labels(request: &RunFunctionRequest) -> Vec<(String, String)> {
     let Some(metadata) = get_struct(xr, "metadata") else {
         return out;
     };
-    if let Some(name) = get_str(&metadata, "name") {
+    if let Some(name) = get_str(metadata, "name") {
         out.push(("crossplane.io/composite".to_owned(), name));
     }
-    if let Some(labels) = get_struct(&metadata, "labels") {
+    if let Some(labels) = get_struct(metadata, "labels") {
         for key in ["crossplane.io/claim-name", "crossplane.io/claim-namespace"] {
-            if let Some(v) = get_str(&labels, key) {
+            if let Some(v) = get_str(labels, key) {
                 out.push((key.to_owned(), v));
             }
         }
