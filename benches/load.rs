@@ -59,13 +59,11 @@ struct Sample {
     p99: Duration,
     rps: f64,
     errors: usize,
-    /// Calls made, warm-up included.
-    calls: usize,
-    /// CPU time the server's processes spent per call, in microseconds
-    /// (not known for the in-process no-op server).
-    cpu_us: Option<f64>,
-    /// Context switches of the server's threads per call.
-    switches: Option<f64>,
+    /// CPU time the server's processes spent per call, in microseconds.
+    cpu_us: f64,
+    /// Context switches of the server's threads per call (not counted for
+    /// the in-process no-op server).
+    switches: f64,
     /// CPU time the client spent per call, in microseconds: what the
     /// server could not use of the machine's cores.
     client_us: f64,
@@ -87,7 +85,7 @@ struct Series {
 }
 
 impl Series {
-    fn sample(&self, of_a_server: bool) -> Sample {
+    fn sample(&self) -> Sample {
         let mut latencies = self.latencies.clone();
         latencies.sort_unstable();
         let at = |q: f64| {
@@ -102,9 +100,8 @@ impl Series {
             p99: at(0.99),
             rps: latencies.len() as f64 / self.wall.max(f64::EPSILON),
             errors: self.errors,
-            calls: self.calls,
-            cpu_us: of_a_server.then(|| per_call(self.server_micros as f64)),
-            switches: of_a_server.then(|| per_call(self.server_switches as f64)),
+            cpu_us: per_call(self.server_micros as f64),
+            switches: per_call(self.server_switches as f64),
             client_us: per_call(self.client_nanos as f64 / 1000.0),
         }
     }
@@ -250,7 +247,8 @@ struct Subject {
     server: Server,
     idle: (u64, u64),
     memory: Sampler,
-    /// One per workload and concurrency, in the order they are measured.
+    /// One per workload and concurrency, in the order they are measured;
+    /// the last is the one under measurement.
     series: Vec<Series>,
 }
 
@@ -302,30 +300,27 @@ impl Subject {
         }
     }
 
-    /// One turn of load on series `index`.
-    fn turn(&mut self, index: usize, request: &Bytes, concurrency: usize, seconds: f64) {
-        if self.series.len() <= index {
-            self.series.resize_with(index + 1, Series::default);
-        }
+    /// One turn of load on the series under measurement.
+    fn turn(&mut self, request: &Bytes, concurrency: usize, seconds: f64) {
         let pid = self.server.child.id();
         let cpu_before = cpu_micros(pid);
         let switches_before = context_switches(pid);
-        let series = &mut self.series[index];
+        let series = self.series.last_mut().expect("a series under measurement");
         measure(&self.server.address, request, concurrency, seconds, series);
         series.server_micros += cpu_micros(pid).saturating_sub(cpu_before);
         series.server_switches += context_switches(pid).saturating_sub(switches_before);
     }
 
-    fn print(&self, index: usize, workload: &str, concurrency: usize) {
-        let s = self.series[index].sample(true);
+    fn print(&self, workload: &str, concurrency: usize) {
+        let s = self.series.last().expect("a series measured").sample();
         eprintln!(
             "  {:<4} {workload:<24} c={concurrency:<3} p50 {:>9.3} ms  p99 {:>9.3} ms  {:>8.0} req/s  {:>6.0} µs CPU/call  {:>5.1} switches/call  client {:>4.0} µs/call{}",
             self.name,
             ms(s.p50),
             ms(s.p99),
             s.rps,
-            s.cpu_us.unwrap_or_default(),
-            s.switches.unwrap_or_default(),
+            s.cpu_us,
+            s.switches,
             s.client_us,
             if s.errors > 0 {
                 format!("  ({} errors)", s.errors)
@@ -342,7 +337,7 @@ impl Subject {
         let samples = labels
             .iter()
             .zip(&self.series)
-            .map(|((name, c), series)| (name.clone(), *c, series.sample(true)))
+            .map(|((name, c), series)| (name.clone(), *c, series.sample()))
             .collect();
         let report = Report {
             started_in: self.server.started_in,
@@ -393,11 +388,9 @@ fn main() {
             let mut series = Series::default();
             measure(&noop, &floor_request, c, seconds, &mut series);
             let process = support::process_cpu_nanos().saturating_sub(process_before);
-            let mut sample = series.sample(false);
-            let client = sample.client_us * sample.calls as f64;
-            sample.cpu_us =
-                Some(((process as f64 / 1000.0) - client).max(0.0) / sample.calls.max(1) as f64);
-            (c, sample)
+            // The server's CPU: this process's, less the client thread's.
+            series.server_micros = process.saturating_sub(series.client_nanos) / 1000;
+            (c, series.sample())
         })
         .collect();
     for (c, s) in &transport {
@@ -406,7 +399,7 @@ fn main() {
             ms(s.p50),
             ms(s.p99),
             s.rps,
-            s.cpu_us.unwrap_or_default(),
+            s.cpu_us,
             s.client_us
         );
     }
@@ -423,19 +416,21 @@ fn main() {
     let mut labels = Vec::new();
     for w in &workloads {
         for &c in &levels {
-            let index = labels.len();
             labels.push((w.name.to_owned(), c));
+            for subject in &mut subjects {
+                subject.series.push(Series::default());
+            }
             for round in 0..rounds {
                 let mut order: Vec<usize> = (0..subjects.len()).collect();
                 if round % 2 == 1 {
                     order.reverse();
                 }
                 for i in order {
-                    subjects[i].turn(index, &w.request, c, seconds / rounds as f64);
+                    subjects[i].turn(&w.request, c, seconds / rounds as f64);
                 }
             }
             for subject in &subjects {
-                subject.print(index, w.name, c);
+                subject.print(w.name, c);
             }
         }
     }
@@ -478,11 +473,11 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
     let sample = |out: &mut String, name: &str, c: usize, s: &Sample| {
         let _ = write!(
             out,
-            "| {name} | {c} | {:.3} | {:.3} | {:.0} | {} | {:.0} |",
+            "| {name} | {c} | {:.3} | {:.3} | {:.0} | {:.0} | {:.0} |",
             ms(s.p50),
             ms(s.p99),
             s.rps,
-            s.cpu_us.map_or_else(String::new, |us| format!("{us:.0}")),
+            s.cpu_us,
             s.client_us
         );
     };
@@ -492,17 +487,18 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
             let (_, _, g) = &peer.samples[i];
             let _ = write!(
                 out,
-                " {:.3} | {:.3} | {:.0} | {} | {:.2} | {:.2} | {:.2} | {} |",
+                " {:.3} | {:.3} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {} |",
                 ms(g.p50),
                 ms(g.p99),
                 g.rps,
-                g.cpu_us.map_or_else(String::new, |us| format!("{us:.0}")),
+                g.cpu_us,
                 ms(s.p50) / ms(g.p50),
                 ms(s.p99) / ms(g.p99),
                 s.rps / g.rps,
-                match (s.cpu_us, g.cpu_us) {
-                    (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
-                    _ => String::new(),
+                if g.cpu_us > 0.0 {
+                    format!("{:.2}", s.cpu_us / g.cpu_us)
+                } else {
+                    String::new()
                 }
             );
         }
