@@ -95,10 +95,11 @@ impl Shared {
         }
         let observed = struct_like(&frozen, observed);
 
-        let oxr_body = function_sdk_rust::request::observed_composite(request)
-            .and_then(|r| r.resource.as_ref())
-            .unwrap_or(&EMPTY);
-        let oxr = struct_to_frozen(&frozen, oxr_body, Flavor::Attr).map_err(globals("oxr"))?;
+        let oxr = match request.composite_body() {
+            Body::Encoded(bytes) => encoded_struct_to_frozen(&frozen, bytes, Flavor::Attr),
+            Body::Decoded(body) => struct_to_frozen(&frozen, body, Flavor::Attr),
+        }
+        .map_err(globals("oxr"))?;
         let dxr_snapshot = struct_to_frozen(&frozen, desired_composite(request), Flavor::Attr)
             .map_err(globals("dxr"))?;
         let context_body = context_body(request);

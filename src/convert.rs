@@ -188,6 +188,35 @@ pub fn encoded_struct_to_frozen(
     encoded::struct_to(&Frozen(heap), &[bytes], flavor)
 }
 
+/// The strings at `paths` (each the keys of nested structs) in an
+/// encoded struct, one per path, as [`string_at`] finds each in the
+/// decoded struct; `None` also where the bytes on the way are malformed.
+pub fn encoded_strings_at<'a, const N: usize>(
+    bytes: &'a [u8],
+    paths: [&[&str]; N],
+) -> [Option<&'a str>; N] {
+    let mut out = [None; N];
+    encoded::strings_at(&[bytes], &paths, &mut out);
+    out
+}
+
+/// The string at `path` (keys of nested structs) in `s`; `None` when a key
+/// is missing, a step is not a struct or the last is not a string.
+pub fn string_at<'a>(s: &'a Struct, path: &[&str]) -> Option<&'a str> {
+    let (last, steps) = path.split_last()?;
+    let mut s = s;
+    for step in steps {
+        match s.fields.get(*step)?.kind.as_ref()? {
+            Kind::StructValue(inner) => s = inner,
+            _ => return None,
+        }
+    }
+    match s.fields.get(*last)?.kind.as_ref()? {
+        Kind::StringValue(v) => Some(v),
+        _ => None,
+    }
+}
+
 /// A frozen list of values, for `extra_resources` entries.
 pub fn frozen_list(heap: &FrozenHeap, items: Vec<FrozenValue>) -> FrozenValue {
     Frozen(heap).list(items)

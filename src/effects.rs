@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use function_sdk_rust::proto::v1::{Ready, RunFunctionRequest};
+use function_sdk_rust::proto::v1::Ready;
 use pbjson_types::Struct;
 use starlark::any::ProvidesStaticType;
 use starlark::environment::Module;
@@ -14,7 +14,9 @@ use starlark::values::Value;
 use starlark::values::tuple::TupleRef;
 
 use crate::convert::{ToPb, value_to_struct};
-use crate::request::Request;
+use crate::request::{
+    CLAIM_NAME_LABEL, CLAIM_NAMESPACE_LABEL, COMPOSITE_LABEL, CompositeHead, Request,
+};
 
 /// Who a condition or event is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,6 +227,9 @@ pub struct Context {
     /// The labels injected into every emitted resource, in their fixed
     /// order (composite, claim-name, claim-namespace).
     pub crossplane_labels: Vec<(String, String)>,
+    /// The observed composite's kind and name, for the log.
+    pub xr_kind: String,
+    pub xr_name: String,
     /// The run's memory limit, which the operator guards check.
     pub max_heap_bytes: usize,
     /// What the script did.
@@ -252,10 +257,14 @@ pub struct Context {
 impl Context {
     /// A context for one run of a script answering `request`.
     pub fn new(request: Arc<Request>, max_heap_bytes: usize) -> Self {
-        let crossplane_labels = crossplane_labels(&request);
+        let head = request.composite_head();
+        let crossplane_labels = crossplane_labels(&head);
+        let (xr_kind, xr_name) = (head.kind.to_owned(), head.name.to_owned());
         Context {
             request,
             crossplane_labels,
+            xr_kind,
+            xr_name,
             max_heap_bytes,
             effects: Effects::default(),
             compilations: RefCell::default(),
@@ -274,38 +283,16 @@ impl Context {
     }
 }
 
-fn crossplane_labels(request: &RunFunctionRequest) -> Vec<(String, String)> {
-    use pbjson_types::value::Kind;
-    fn get_struct<'s>(s: &'s Struct, k: &str) -> Option<&'s Struct> {
-        match s.fields.get(k)?.kind.as_ref()? {
-            Kind::StructValue(s) => Some(s),
-            _ => None,
-        }
-    }
-    let Some(xr) =
-        function_sdk_rust::request::observed_composite(request).and_then(|r| r.resource.as_ref())
-    else {
-        return Vec::new();
-    };
-    let get_str = |s: &Struct, k: &str| match s.fields.get(k)?.kind.as_ref()? {
-        Kind::StringValue(v) if !v.is_empty() => Some(v.clone()),
-        _ => None,
-    };
-    let mut out = Vec::new();
-    let Some(metadata) = get_struct(xr, "metadata") else {
-        return out;
-    };
-    if let Some(name) = get_str(metadata, "name") {
-        out.push(("crossplane.io/composite".to_owned(), name));
-    }
-    if let Some(labels) = get_struct(metadata, "labels") {
-        for key in ["crossplane.io/claim-name", "crossplane.io/claim-namespace"] {
-            if let Some(v) = get_str(labels, key) {
-                out.push((key.to_owned(), v));
-            }
-        }
-    }
-    out
+fn crossplane_labels(head: &CompositeHead) -> Vec<(String, String)> {
+    [
+        (COMPOSITE_LABEL, head.name),
+        (CLAIM_NAME_LABEL, head.claim_name),
+        (CLAIM_NAMESPACE_LABEL, head.claim_namespace),
+    ]
+    .into_iter()
+    .filter(|(_, value)| !value.is_empty())
+    .map(|(label, value)| (label.to_owned(), value.to_owned()))
+    .collect()
 }
 
 /// Why a run was stopped before its end, when a budget stopped it.

@@ -1,14 +1,16 @@
-//! A RunFunctionRequest as a run reads it. The bodies of observed composed
-//! resources, most of a large request's bytes, stay encoded: the `observed`
-//! global is converted from those bytes directly (`convert`'s
-//! `encoded_struct_to_frozen`) instead of from protobuf maps decoded first
-//! and dropped after, which cost more than the script did (200 observed
-//! resources of 5 KB: decoding was 41% of the run, converting 38%,
-//! dropping the maps 9%). Everything else is decoded as usual; the few
-//! places that need an observed body as a `Struct` decode that one body.
-//! A body that is not a valid `Struct` fails the run with a Fatal result
-//! naming the resource, where decoding the whole request first refused
-//! the call.
+//! A RunFunctionRequest as a run reads it. The bodies of the observed
+//! composite and composed resources, most of a request's bytes, stay
+//! encoded: `oxr` and `observed` are converted from those bytes directly
+//! (`convert`'s `encoded_struct_to_frozen`) instead of from protobuf maps
+//! decoded first and dropped after, which cost more than the script did
+//! (200 observed resources of 5 KB: decoding was 41% of the run,
+//! converting 38%, dropping the maps 9%; `x = 1` with a small XR: a
+//! quarter of the run). Everything else is decoded as usual; the few
+//! places that need an observed body as a `Struct` decode that one body,
+//! and the composite's few strings the run reads besides are read from
+//! its bytes. A body that is not a valid `Struct` fails the run with a
+//! Fatal result naming the resource (or `oxr`), where decoding the whole
+//! request first refused the call.
 
 use std::collections::HashMap;
 use std::ops::Deref;
@@ -36,6 +38,27 @@ pub struct Request {
     /// Encoded `google.protobuf.Struct` bodies of observed composed
     /// resources, by name.
     bodies: HashMap<String, Bytes>,
+    /// The observed composite's body, encoded (then the request has none).
+    composite: Option<Bytes>,
+}
+
+/// The label naming a composed resource's composite.
+pub const COMPOSITE_LABEL: &str = "crossplane.io/composite";
+
+/// The label of a composite naming its claim.
+pub const CLAIM_NAME_LABEL: &str = "crossplane.io/claim-name";
+
+/// The label of a composite naming its claim's namespace.
+pub const CLAIM_NAMESPACE_LABEL: &str = "crossplane.io/claim-namespace";
+
+/// The observed composite's strings a run reads besides `oxr`: for the
+/// log and the labels `Resource()` sets.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CompositeHead<'a> {
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub claim_name: &'a str,
+    pub claim_namespace: &'a str,
 }
 
 /// Where an observed body is.
@@ -52,7 +75,7 @@ static EMPTY: std::sync::LazyLock<Struct> = std::sync::LazyLock::new(Struct::def
 #[derive(Clone, PartialEq, Message)]
 struct EncodedState {
     #[prost(message, optional, tag = "1")]
-    composite: Option<Resource>,
+    composite: Option<EncodedResource>,
     #[prost(map = "string, message", tag = "2")]
     resources: HashMap<String, EncodedResource>,
 }
@@ -67,6 +90,23 @@ struct EncodedResource {
     connection_details: HashMap<String, Vec<u8>>,
     #[prost(enumeration = "function_sdk_rust::proto::v1::Ready", tag = "3")]
     ready: i32,
+}
+
+impl EncodedResource {
+    /// The resource without its body, and the body (its pieces joined).
+    fn split(self) -> (Resource, Option<Bytes>) {
+        let body = match self.resource.len() {
+            0 => None,
+            1 => self.resource.into_iter().next(),
+            _ => Some(self.resource.concat().into()),
+        };
+        let resource = Resource {
+            resource: None,
+            connection_details: self.connection_details,
+            ready: self.ready,
+        };
+        (resource, body)
+    }
 }
 
 impl Request {
@@ -95,28 +135,60 @@ impl Request {
         let mut bodies = HashMap::with_capacity(state.resources.len());
         let mut resources = HashMap::with_capacity(state.resources.len());
         for (name, r) in state.resources {
-            let body = match r.resource.len() {
-                0 => None,
-                1 => r.resource.into_iter().next(),
-                _ => Some(r.resource.concat().into()),
-            };
+            let (resource, body) = r.split();
             if let Some(body) = body {
                 bodies.insert(name.clone(), body);
             }
-            resources.insert(
-                name,
-                Resource {
-                    resource: None,
-                    connection_details: r.connection_details,
-                    ready: r.ready,
-                },
-            );
+            resources.insert(name, resource);
         }
+        let (composite, composite_body) = state.composite.map(EncodedResource::split).unzip();
         proto.observed = Some(State {
-            composite: state.composite,
+            composite,
             resources,
         });
-        Ok(Request { proto, bodies })
+        Ok(Request {
+            proto,
+            bodies,
+            composite: composite_body.flatten(),
+        })
+    }
+
+    /// Where the observed composite's body is (an empty struct when the
+    /// request has none).
+    pub fn composite_body(&self) -> Body<'_> {
+        match &self.composite {
+            Some(bytes) => Body::Encoded(bytes),
+            None => Body::Decoded(
+                self.proto
+                    .observed
+                    .as_ref()
+                    .and_then(|o| o.composite.as_ref())
+                    .and_then(|c| c.resource.as_ref())
+                    .unwrap_or(&EMPTY),
+            ),
+        }
+    }
+
+    /// The observed composite's strings a run reads besides `oxr` (each
+    /// empty when missing or not a string).
+    pub fn composite_head(&self) -> CompositeHead<'_> {
+        let paths: [&[&str]; 4] = [
+            &["kind"],
+            &["metadata", "name"],
+            &["metadata", "labels", CLAIM_NAME_LABEL],
+            &["metadata", "labels", CLAIM_NAMESPACE_LABEL],
+        ];
+        let found = match self.composite_body() {
+            Body::Encoded(bytes) => crate::convert::encoded_strings_at(bytes, paths),
+            Body::Decoded(body) => paths.map(|path| crate::convert::string_at(body, path)),
+        };
+        let [kind, name, claim_name, claim_namespace] = found.map(Option::unwrap_or_default);
+        CompositeHead {
+            kind,
+            name,
+            claim_name,
+            claim_namespace,
+        }
     }
 
     /// Where the body of the observed composed resource `name` is; `None`
@@ -145,6 +217,7 @@ impl From<RunFunctionRequest> for Request {
         Request {
             proto,
             bodies: HashMap::new(),
+            composite: None,
         }
     }
 }
@@ -244,10 +317,15 @@ mod tests {
         assert_eq!(request.context, proto.context);
         assert_eq!(request.meta, proto.meta);
         let observed = request.observed.as_ref().unwrap();
+        let expected = proto.observed.as_ref().unwrap().composite.clone().unwrap();
         assert_eq!(
             observed.composite,
-            proto.observed.as_ref().unwrap().composite
+            Some(Resource {
+                resource: None,
+                ..expected.clone()
+            })
         );
+        assert_eq!(composite_struct(&request), expected.resource.unwrap());
         assert_eq!(observed.resources["ready"].ready, 1);
         assert_eq!(observed.resources["bucket"].resource, None);
         for name in ["bucket", "ready"] {
@@ -286,11 +364,90 @@ mod tests {
                 .clone()
         );
         assert_eq!(
-            request.observed.as_ref().unwrap().composite,
-            expected.observed.as_ref().unwrap().composite
+            Some(composite_struct(&request)),
+            expected
+                .observed
+                .as_ref()
+                .unwrap()
+                .composite
+                .clone()
+                .unwrap()
+                .resource
         );
         assert_eq!(request.input, None);
         assert_eq!(request.context, expected.context);
+    }
+
+    /// The observed composite's body, decoded.
+    fn composite_struct(request: &Request) -> Struct {
+        match request.composite_body() {
+            Body::Encoded(bytes) => Struct::decode(bytes).unwrap(),
+            Body::Decoded(body) => body.clone(),
+        }
+    }
+
+    #[test]
+    fn the_composite_head_reads_the_same_from_bytes_as_decoded() {
+        let with_composite = |body: serde_json::Value| {
+            let mut proto = sample();
+            proto.observed.as_mut().unwrap().composite = Some(resource(&body));
+            proto
+        };
+        let full = json!({
+            "kind": "XBucket",
+            "metadata": {
+                "name": "b-1",
+                "labels": {
+                    "crossplane.io/claim-name": "claim",
+                    "crossplane.io/claim-namespace": "team-a",
+                    "other": "x",
+                },
+            },
+        });
+        let cases = [
+            (full, ["XBucket", "b-1", "claim", "team-a"]),
+            (
+                json!({"kind": 3, "metadata": {"name": ["n"], "labels": "none"}}),
+                ["", "", "", ""],
+            ),
+            (
+                json!({"metadata": {"labels": {"crossplane.io/claim-name": "c"}}}),
+                ["", "", "c", ""],
+            ),
+            (json!({}), ["", "", "", ""]),
+        ];
+        for (body, [kind, name, claim_name, claim_namespace]) in cases {
+            let proto = with_composite(body.clone());
+            let expected = CompositeHead {
+                kind,
+                name,
+                claim_name,
+                claim_namespace,
+            };
+            let decoded = Request::from(proto.clone());
+            assert_eq!(decoded.composite_head(), expected, "{body}");
+            let bytes = Bytes::from(proto.encode_to_vec());
+            let encoded = Request::decode(&bytes).unwrap();
+            assert!(matches!(encoded.composite_body(), Body::Encoded(_)));
+            assert_eq!(encoded.composite_head(), expected, "{body}");
+        }
+        // Sent in two pieces, the composite's body merges: the name from
+        // the first, the kind replaced by the second.
+        let mut bytes =
+            with_composite(json!({"kind": "A", "metadata": {"name": "n"}})).encode_to_vec();
+        let second = RunFunctionRequest {
+            observed: Some(State {
+                composite: Some(resource(&json!({"kind": "B"}))),
+                ..State::default()
+            }),
+            ..RunFunctionRequest::default()
+        };
+        bytes.extend(second.encode_to_vec());
+        let head = Request::decode(&Bytes::from(bytes)).unwrap();
+        assert_eq!(
+            (head.composite_head().kind, head.composite_head().name),
+            ("B", "n")
+        );
     }
 
     #[test]

@@ -135,8 +135,9 @@ fn utf8(bytes: &[u8]) -> Result<&str, ConvertError> {
     std::str::from_utf8(bytes).map_err(|_| malformed("string: invalid UTF-8"))
 }
 
-/// Converts an encoded value (given in pieces, merged in order).
-fn value_to<T: Target>(t: &T, pieces: &[&[u8]], flavor: Flavor) -> Result<T::V, ConvertError> {
+/// An encoded value's kind (given in pieces, merged in order): the last
+/// given, where struct or list pieces in a row combine.
+fn kind_of<'a>(pieces: &[&'a [u8]]) -> Result<Kind<'a>, ConvertError> {
     let mut kind = Kind::Unset;
     for piece in pieces {
         let mut buf = *piece;
@@ -184,6 +185,93 @@ fn value_to<T: Target>(t: &T, pieces: &[&[u8]], flavor: Flavor) -> Result<T::V, 
             };
         }
     }
+    Ok(kind)
+}
+
+/// The strings at `paths` (each the keys of nested structs) in an encoded
+/// struct given in pieces, into `out` (one per path), as reading the
+/// decoded struct would find them: `None` where a key is missing, a step
+/// is not a struct, the last is not a string, or the bytes on the way are
+/// malformed. Each struct on the way is scanned once for all the paths
+/// through it.
+pub(super) fn strings_at<'a>(pieces: &[&'a [u8]], paths: &[&[&str]], out: &mut [Option<&'a str>]) {
+    let mut found: SmallVec<[Option<Pieces<'a>>; 4]> = SmallVec::from_elem(None, paths.len());
+    if scan_entries(pieces, |key, value| {
+        for (path, slot) in paths.iter().zip(found.iter_mut()) {
+            // A repeated key: the last entry is the one decoding keeps.
+            if path.first().is_some_and(|first| first.as_bytes() == key) {
+                *slot = Some(value.clone());
+            }
+        }
+    })
+    .is_none()
+    {
+        return;
+    }
+    let mut done: SmallVec<[bool; 4]> = SmallVec::from_elem(false, paths.len());
+    for i in 0..paths.len() {
+        let Some(value) = found[i].take().filter(|_| !done[i]) else {
+            continue;
+        };
+        match kind_of(&value) {
+            Ok(Kind::Str(s)) if paths[i].len() == 1 => out[i] = Some(s),
+            Ok(Kind::Struct(inner)) if paths[i].len() > 1 => {
+                // The paths through the same key go on together.
+                let group: SmallVec<[usize; 4]> = (i..paths.len())
+                    .filter(|&j| !done[j] && paths[j].len() > 1 && paths[j][0] == paths[i][0])
+                    .collect();
+                let rests: SmallVec<[&[&str]; 4]> = group.iter().map(|&j| &paths[j][1..]).collect();
+                let mut sub: SmallVec<[Option<&'a str>; 4]> =
+                    SmallVec::from_elem(None, group.len());
+                strings_at(&inner, &rests, &mut sub);
+                for (&j, s) in group.iter().zip(sub) {
+                    out[j] = s;
+                    done[j] = true;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Calls `f` with each entry of an encoded struct given in pieces (its
+/// key's bytes, unchecked, and its value's pieces); `None` when the bytes
+/// are malformed.
+fn scan_entries<'a>(pieces: &[&'a [u8]], mut f: impl FnMut(&[u8], &Pieces<'a>)) -> Option<()> {
+    for piece in pieces {
+        let mut buf = *piece;
+        while let Some((tag, wire_type)) = next_key(&mut buf).ok()? {
+            if tag != TAG_1 {
+                skip(wire_type, tag, &mut buf).ok()?;
+                continue;
+            }
+            expect(wire_type, WireType::LengthDelimited).ok()?;
+            let mut entry = delimited(&mut buf).ok()?;
+            let mut key: &[u8] = &[];
+            let mut value = Pieces::new();
+            while let Some((tag, wire_type)) = next_key(&mut entry).ok()? {
+                match tag {
+                    TAG_1 | ENTRY_VALUE => {
+                        expect(wire_type, WireType::LengthDelimited).ok()?;
+                        let bytes = delimited(&mut entry).ok()?;
+                        if tag == TAG_1 {
+                            key = bytes;
+                        } else {
+                            value.push(bytes);
+                        }
+                    }
+                    _ => skip(wire_type, tag, &mut entry).ok()?,
+                }
+            }
+            f(key, &value);
+        }
+    }
+    Some(())
+}
+
+/// Converts an encoded value (given in pieces, merged in order).
+fn value_to<T: Target>(t: &T, pieces: &[&[u8]], flavor: Flavor) -> Result<T::V, ConvertError> {
+    let kind = kind_of(pieces)?;
     Ok(match kind {
         Kind::Unset | Kind::Null => t.none(),
         Kind::Number(n) => number_to(t, n)?,
@@ -270,6 +358,24 @@ mod tests {
             let encoded = Struct { fields }.encode_to_vec();
             let (direct, decoded) = both(&encoded);
             prop_assert_eq!(direct, decoded);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn strings_are_found_as_in_the_decoded_struct(
+            fields in prop::collection::hash_map("[a-e]{1,2}", value(), 0..6),
+            paths in prop::collection::vec(prop::collection::vec("[a-e]{1,2}", 1..4), 1..5),
+        ) {
+            let decoded = Struct { fields };
+            let encoded = decoded.encode_to_vec();
+            let paths: Vec<Vec<&str>> = paths.iter().map(|p| p.iter().map(String::as_str).collect()).collect();
+            let paths: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
+            let mut found = vec![None; paths.len()];
+            super::strings_at(&[&encoded], &paths, &mut found);
+            for (path, found) in paths.iter().zip(found) {
+                prop_assert_eq!(found, super::super::string_at(&decoded, path), "{:?}", path);
+            }
         }
     }
 

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use function_sdk_rust::proto::v1::{RunFunctionRequest, RunFunctionResponse};
+use function_sdk_rust::proto::v1::RunFunctionResponse;
 use function_sdk_rust::response;
 
 use super::job::{Answer, Compilation, Job, Outcome, Print, Refusal};
@@ -37,7 +37,6 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
     };
     let mut rsp = response::to(&request, response::DEFAULT_TTL);
     let mut bodies = apply::EncodedBodies::new();
-    let (xr_kind, xr_name) = xr_identity(&request);
     let script = Script {
         filename: std::mem::take(&mut job.filename),
         source: std::mem::take(&mut job.source),
@@ -58,8 +57,8 @@ pub fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool
             })
             .collect(),
         skipped: effects.skipped.borrow().len() as u64,
-        xr_kind,
-        xr_name,
+        xr_kind: run.context.xr_kind.clone(),
+        xr_name: run.context.xr_name.clone(),
         prints: std::mem::take(&mut *run.context.prints.borrow_mut())
             .into_iter()
             .map(|(script, text)| Print { script, text })
@@ -159,27 +158,6 @@ fn truncate_messages(rsp: &mut RunFunctionResponse) {
             truncate(message);
         }
     }
-}
-
-/// The observed composite resource's kind and name.
-fn xr_identity(request: &RunFunctionRequest) -> (String, String) {
-    use pbjson_types::value::Kind;
-    let Some(xr) =
-        function_sdk_rust::request::observed_composite(request).and_then(|r| r.resource.as_ref())
-    else {
-        return (String::new(), String::new());
-    };
-    let text =
-        |s: &pbjson_types::Struct, key: &str| match s.fields.get(key).and_then(|v| v.kind.as_ref())
-        {
-            Some(Kind::StringValue(v)) => v.clone(),
-            _ => String::new(),
-        };
-    let name = match xr.fields.get("metadata").and_then(|v| v.kind.as_ref()) {
-        Some(Kind::StructValue(metadata)) => text(metadata, "name"),
-        _ => String::new(),
-    };
-    (text(xr, "kind"), name)
 }
 
 /// The request. Its depth was checked by the server before it made a job

@@ -10,14 +10,10 @@ use serde_json::{Map, Value, json};
 
 use super::load::string_at;
 use super::{RESOURCE_NAME_ANNOTATION, RenderError, from_struct};
+use crate::request::{CLAIM_NAME_LABEL, CLAIM_NAMESPACE_LABEL, COMPOSITE_LABEL};
 
 /// The time crossplane render gives every condition.
 const CONDITION_TIME: &str = "2024-01-01T00:00:00Z";
-
-/// The label naming a composed resource's composite.
-const COMPOSITE_LABEL: &str = "crossplane.io/composite";
-const CLAIM_NAME_LABEL: &str = "crossplane.io/claim-name";
-const CLAIM_NAMESPACE_LABEL: &str = "crossplane.io/claim-namespace";
 
 /// How many unready resources the Ready condition names.
 const FIRST_N: usize = 3;

@@ -586,6 +586,43 @@ fn an_observed_xr_number_beyond_int64_is_fatal() {
     assert!(msg.contains("exceeds int64 range"), "{msg}");
 }
 
+/// An observed XR whose body is not a valid `Struct` (here a string that is
+/// not UTF-8) is Fatal naming `oxr`; what earlier steps desired stays.
+#[test]
+fn an_observed_xr_body_that_does_not_decode_is_fatal() {
+    use prost::Message;
+    use prost::encoding::bytes::encode;
+    let req = common::with_source(
+        common::request(r#"{"desired": {"resources": {"kept": {"resource": {"kind": "K"}}}}}"#),
+        "x = 1",
+    );
+    let mut bytes = req.encode_to_vec();
+    // observed { composite { resource { fields { "k": string_value "\xff" } } } }
+    let mut value = Vec::new();
+    encode(3, &vec![0xff], &mut value);
+    let mut entry = Vec::new();
+    encode(1, &b"k".to_vec(), &mut entry);
+    encode(2, &value, &mut entry);
+    let mut message = entry;
+    for tag in [1, 1, 1, 2] {
+        let mut outer = Vec::new();
+        encode(tag, &message, &mut outer);
+        message = outer;
+    }
+    bytes.extend(message);
+    let rsp = block_on(common::function().handle_bytes(bytes.into())).expect("an answer");
+    let rsp = common::json(
+        &function_sdk_rust::proto::v1::RunFunctionResponse::decode(rsp).expect("a response"),
+    );
+    let msg = only_fatal(&rsp);
+    assert!(
+        msg.starts_with("building Starlark globals: building oxr: "),
+        "{msg}"
+    );
+    assert!(msg.contains("UTF-8"), "{msg}");
+    assert_eq!(body(&rsp, "kept"), &json!({"kind": "K"}));
+}
+
 /// A number in an observed resource beyond the int64 range is Fatal while the
 /// observed dict is built.
 #[test]
