@@ -231,9 +231,12 @@ fn resource(ctx: &Context, a: &ResourceArgs) -> anyhow::Result<Outcome> {
         .external_name
         .map(|v| external_name_edit(name, a.body, v))
         .transpose();
-    let labels = label_edits(ctx, name, a.body, a.labels);
+    let (labels, label_warnings) = match label_edits(ctx, name, a.body, a.labels) {
+        Ok((labels, warnings)) => (labels, Ok(warnings)),
+        Err(e) => (Vec::new(), Err(e)),
+    };
     let edits = Edits {
-        labels: labels.as_ref().map(|l| l.0.clone()).unwrap_or_default(),
+        labels,
         annotations: match &external_name {
             Ok(Some((entry, _))) => vec![entry.clone()],
             _ => Vec::new(),
@@ -241,7 +244,7 @@ fn resource(ctx: &Context, a: &ResourceArgs) -> anyhow::Result<Outcome> {
     };
     let body = encode_resource_body(a.body, &edits).map_err(|e| fail(e.to_string()))?;
     let external_name = external_name.map_err(fail)?;
-    let (_, label_warnings) = labels.map_err(fail)?;
+    let label_warnings = label_warnings.map_err(fail)?;
     if let Some((_, Some(warning))) = external_name {
         ctx.effects.warn(warning);
     }

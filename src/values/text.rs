@@ -161,6 +161,15 @@ impl<'v> Renderer<'v> {
 
     /// Appends `repr(v)` to `out`.
     pub fn repr_into(&self, v: Value<'v>, out: &mut String) -> Result<(), TooLong> {
+        // The common scalar, without the work stack (`str(i)`, labels).
+        if let Some(i) = v.unpack_i32() {
+            let _ = write!(out, "{i}");
+            return if out.len() > self.limit {
+                Err(TooLong)
+            } else {
+                Ok(())
+            };
+        }
         let mut work = vec![Step::Value(v)];
         let mut path: HashSet<ValueIdentity<'v>> = HashSet::new();
         while let Some(step) = work.pop() {
@@ -403,6 +412,9 @@ pub fn interpolate<'v>(
                 Some(s) if c == b's' => buf.push_str(s),
                 _ => renderer.repr_into(arg, &mut buf)?,
             },
+            b'd' | b'i' if arg.unpack_i32().is_some() => {
+                let _ = write!(buf, "{}", arg.unpack_i32().unwrap_or_default());
+            }
             b'd' | b'i' | b'o' | b'x' | b'X' => {
                 let i = number_to_int(arg)
                     .map_err(|e| go_error(format!("%{conv} format requires integer: {e}")))?;
