@@ -144,13 +144,19 @@ enum Leaf<'v> {
     List(&'v ListRef<'v>),
 }
 
+/// A value's kind; the kinds bodies are mostly made of are tried first
+/// (each value is looked at three times: measured, then written).
 fn leaf(v: Value<'_>) -> Result<Leaf<'_>, ConvertError> {
-    Ok(if v.is_none() {
+    Ok(if let Some(s) = v.unpack_str() {
+        Leaf::Str(s)
+    } else if DictRef::from_value(v).is_some() {
+        Leaf::Struct
+    } else if v.is_none() {
         Leaf::Null
     } else if let Some(b) = v.unpack_bool() {
         Leaf::Bool(b)
-    } else if let Some(s) = v.unpack_str() {
-        Leaf::Str(s)
+    } else if let Some(i) = v.unpack_i32() {
+        Leaf::Number(f64::from(i))
     } else if v.get_type() == "int" {
         Leaf::Number(int_to_number(v)?)
     } else if let Some(f) = v.downcast_ref::<starlark::values::float::StarlarkFloat>() {
