@@ -326,26 +326,28 @@ struct Escaped<'a>(&'a mut String);
 
 impl fmt::Write for Escaped<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
+        // Every character escaped is ASCII, and no byte of a longer
+        // character is: the bytes can be scanned as they are.
         let mut plain = 0;
-        for (i, c) in s.char_indices() {
-            let escape = match c {
-                '"' => "\\\"",
-                '\\' => "\\\\",
-                '\n' => "\\n",
-                '\r' => "\\r",
-                '\t' => "\\t",
-                '\u{8}' => "\\b",
-                '\u{c}' => "\\f",
-                c if c < ' ' => "",
+        for (i, b) in s.bytes().enumerate() {
+            let escape = match b {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0x08 => "\\b",
+                0x0c => "\\f",
+                b if b < b' ' => "",
                 _ => continue,
             };
             self.0.push_str(&s[plain..i]);
             if escape.is_empty() {
-                let _ = write!(self.0, "\\u{:04x}", u32::from(c));
+                let _ = write!(self.0, "\\u{b:04x}");
             } else {
                 self.0.push_str(escape);
             }
-            plain = i + c.len_utf8();
+            plain = i + 1;
         }
         self.0.push_str(&s[plain..]);
         Ok(())
@@ -450,6 +452,22 @@ mod tests {
             assert!(time.ends_with('Z') && time.as_bytes()[10] == b'T', "{time}");
         }
         assert_eq!(ours.len(), theirs.len());
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        for text in [
+            "plain",
+            "q\"b\\s/",
+            "nl\nre\rtab\tbs\u{8}ff\u{c}",
+            "\u{1}\u{1f}\u{7f}",
+            "é ✓ 😀\n",
+            "",
+        ] {
+            let mut out = String::new();
+            push_str(&mut out, text);
+            assert_eq!(out, serde_json::to_string(text).unwrap(), "{text:?}");
+        }
     }
 
     #[test]
