@@ -594,27 +594,14 @@ fn condition_true(body: &Struct, kind: &str) -> bool {
 }
 
 fn truthy_at(body: &Struct, path: &str) -> bool {
-    let mut current = body;
     let segments: Vec<&str> = path.split('.').collect();
-    for (i, segment) in segments.iter().enumerate() {
-        let Some(kind) = struct_field(current, segment) else {
-            return false;
-        };
-        if i + 1 == segments.len() {
-            return match kind {
-                Kind::NullValue(_) => false,
-                Kind::StringValue(s) => !s.is_empty(),
-                Kind::NumberValue(n) => *n != 0.0,
-                Kind::BoolValue(b) => *b,
-                Kind::StructValue(_) | Kind::ListValue(_) => true,
-            };
-        }
-        match kind {
-            Kind::StructValue(s) => current = s,
-            _ => return false,
-        }
+    match crate::convert::kind_at(body, &segments) {
+        None | Some(Kind::NullValue(_)) => false,
+        Some(Kind::StringValue(s)) => !s.is_empty(),
+        Some(Kind::NumberValue(n)) => *n != 0.0,
+        Some(Kind::BoolValue(b)) => *b,
+        Some(Kind::StructValue(_) | Kind::ListValue(_)) => true,
     }
-    false
 }
 
 /// The Usage that protects `dependency` while `dependent` exists.

@@ -200,9 +200,10 @@ pub fn encoded_strings_at<'a, const N: usize>(
     out
 }
 
-/// The string at `path` (keys of nested structs) in `s`; `None` when a key
-/// is missing, a step is not a struct or the last is not a string.
-pub fn string_at<'a>(s: &'a Struct, path: &[&str]) -> Option<&'a str> {
+/// The value at `path` (keys of nested structs) in `s`; `None` when a key
+/// is missing (or its value unset), a step is not a struct, or the path is
+/// empty.
+pub fn kind_at<'a>(s: &'a Struct, path: &[&str]) -> Option<&'a Kind> {
     let (last, steps) = path.split_last()?;
     let mut s = s;
     for step in steps {
@@ -211,7 +212,13 @@ pub fn string_at<'a>(s: &'a Struct, path: &[&str]) -> Option<&'a str> {
             _ => return None,
         }
     }
-    match s.fields.get(*last)?.kind.as_ref()? {
+    s.fields.get(*last)?.kind.as_ref()
+}
+
+/// The string at `path` (keys of nested structs) in `s`; `None` when a key
+/// is missing, a step is not a struct or the last is not a string.
+pub fn string_at<'a>(s: &'a Struct, path: &[&str]) -> Option<&'a str> {
+    match kind_at(s, path)? {
         Kind::StringValue(v) => Some(v),
         _ => None,
     }
