@@ -31,13 +31,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use prost::Message;
+use rustix::io::Errno;
+use rustix::net::RecvFlags;
 use serde::{Deserialize, Serialize};
 
 use super::evaluate::evaluate;
 use super::job::{Answer, Job};
-use rustix::io::Errno;
-use rustix::net::RecvFlags;
-
 use super::poll;
 use crate::engine::runtime::{Limits, Runtime};
 use crate::meter;
@@ -167,15 +166,16 @@ impl FrameReader {
             let filled = self.buffer.len();
             self.buffer.resize(filled + wanted, 0);
             let space = &mut self.buffer[filled..];
-            let read = match idle.then(|| recv_waiting(&*stream, space)) {
-                Some(Ok(n)) => Ok(n),
-                Some(Err(Errno::AGAIN)) | None => {
-                    if idle {
+            let read = if idle {
+                match recv_waiting(&*stream, space) {
+                    Err(Errno::AGAIN) => {
                         before_sleep();
+                        stream.read(space)
                     }
-                    stream.read(space)
+                    other => other.map_err(Into::into),
                 }
-                Some(Err(e)) => Err(e.into()),
+            } else {
+                stream.read(space)
             };
             match read {
                 Ok(0) | Err(_) => return None,
