@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
+use rustix::io::Errno;
+use rustix::net::RecvFlags;
 use tokio::time::Instant;
 
 use super::{DEPTH, Ended, GRACE, Queued, Shared, State, Worker};
@@ -19,6 +21,10 @@ use crate::engine::worker::{
 
 /// The lowest CPU priority, which demoted workers get.
 const NICEST: i32 = 19;
+
+/// What a read past tokio takes at most (see [`Lane::read_now`]): the
+/// answer of a small run, in one system call.
+const READ_AHEAD: usize = 16 << 10;
 
 /// How long a retired worker has to exit on its own.
 const RETIRE_WAIT: Duration = Duration::from_secs(1);
@@ -143,10 +149,11 @@ impl Lane {
             self.mark_started();
             // Alone, a run is worth polling for: the thread has nothing
             // else to do, and waking it from sleep costs more than the run.
-            if self.fifo.len() == 1 && self.fifo[0].written_all() && shared.flight.alone() {
-                poll::until_readable(&worker.socket, shared.poll_budget);
-            }
-            match self.read(&worker.socket) {
+            let polled = self.fifo.len() == 1
+                && self.fifo[0].written_all()
+                && shared.flight.alone()
+                && poll::until_readable(&worker.socket, shared.poll_budget);
+            match self.read(&worker.socket, polled) {
                 Ok(true) => {}
                 Ok(false) => return Exit::Died("no answer: end of stream".to_owned()),
                 Err(e) => return Exit::Died(format!("no answer: {e}")),
@@ -286,7 +293,17 @@ impl Lane {
     }
 
     /// Reads what the socket holds. `Ok(false)` at the end of the stream.
-    fn read(&mut self, socket: &tokio::net::UnixStream) -> std::io::Result<bool> {
+    ///
+    /// `polled`: polling saw the answer arrive. Tokio does not know yet (it
+    /// reads only once its reactor has seen the socket readable again since
+    /// the last read that would have blocked), so the answer is read here
+    /// with a system call of its own rather than after a turn of the
+    /// reactor, which cost a wait for events and a second pass of the
+    /// driver for every answer polling caught.
+    fn read(&mut self, socket: &tokio::net::UnixStream, polled: bool) -> std::io::Result<bool> {
+        if polled && !self.read_now(socket)? {
+            return Ok(false);
+        }
         loop {
             if self.inbox.capacity() - self.inbox.len() < 4096 {
                 self.inbox.reserve(self.wanted().max(16 << 10));
@@ -298,6 +315,26 @@ impl Lane {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
+        }
+    }
+
+    /// Reads what the socket holds now, past tokio; `Ok(false)` at the end
+    /// of the stream. What is left (an answer longer than one read) comes
+    /// through tokio, once its reactor sees it.
+    fn read_now(&mut self, socket: &tokio::net::UnixStream) -> std::io::Result<bool> {
+        let filled = self.inbox.len();
+        self.inbox.resize(filled + READ_AHEAD, 0);
+        let read = loop {
+            match rustix::net::recv(socket, &mut self.inbox[filled..], RecvFlags::DONTWAIT) {
+                Err(Errno::INTR) => {}
+                other => break other.map(|(n, _)| n),
+            }
+        };
+        self.inbox.truncate(filled + read.unwrap_or(0));
+        match read {
+            Ok(0) => Ok(false),
+            Ok(_) | Err(Errno::AGAIN) => Ok(true),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -622,5 +659,80 @@ async fn retire(worker: &mut Worker) {
         tracing::debug!(%status, "a retired worker exited on its own");
     } else {
         tracing::debug!("a retired worker did not exit on its own");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::engine::processes::Pool;
+    use crate::engine::runtime::Limits;
+    use crate::engine::worker::Config;
+
+    fn lane() -> Lane {
+        let pool = Pool::new(Config::new(&Limits::default(), 4, false)).expect("a pool");
+        Lane {
+            fifo: VecDeque::new(),
+            inbox: BytesMut::with_capacity(16 << 10),
+            place: Place::Fast,
+            starting: false,
+            ready: true,
+            idle_since: Instant::now(),
+            shared: pool.shared.clone(),
+            left: true,
+        }
+    }
+
+    /// On a runtime of one thread, nothing turns the reactor while the
+    /// test runs without awaiting: tokio has not seen the socket readable.
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_answer_polling_caught_is_read_without_a_turn_of_the_reactor() {
+        let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().expect("a pair");
+        ours.set_nonblocking(true).expect("non-blocking");
+        let socket = tokio::net::UnixStream::from_std(ours).expect("registered");
+        theirs.write_all(b"an answer").expect("written");
+        assert!(poll::until_readable(&socket, Duration::from_secs(5)));
+
+        let mut waited = lane();
+        assert!(waited.read(&socket, false).expect("read"));
+        assert!(
+            waited.inbox.is_empty(),
+            "without polling, the bytes wait for the reactor"
+        );
+
+        let mut polled = lane();
+        assert!(polled.read(&socket, true).expect("read"));
+        assert_eq!(&polled.inbox[..], b"an answer");
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_answer_longer_than_one_read_comes_whole() {
+        let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().expect("a pair");
+        ours.set_nonblocking(true).expect("non-blocking");
+        let socket = tokio::net::UnixStream::from_std(ours).expect("registered");
+        let long: Vec<u8> = (0..=250u8).cycle().take(READ_AHEAD * 3).collect();
+        // The writer keeps its end open: the end of the stream is not an answer.
+        let writer = std::thread::spawn(move || theirs.write_all(&long).map(|()| (long, theirs)));
+        let mut lane = lane();
+        assert!(poll::until_readable(&socket, Duration::from_secs(5)));
+        assert!(lane.read(&socket, true).expect("read"));
+        while lane.inbox.len() < READ_AHEAD * 3 {
+            socket.readable().await.expect("readable");
+            assert!(lane.read(&socket, false).expect("read"));
+        }
+        let (long, _theirs) = writer.join().expect("the writer").expect("written");
+        assert_eq!(&lane.inbox[..], &long[..]);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_end_of_the_stream_is_seen_by_a_polled_read() {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("a pair");
+        ours.set_nonblocking(true).expect("non-blocking");
+        let socket = tokio::net::UnixStream::from_std(ours).expect("registered");
+        drop(theirs);
+        assert!(poll::until_readable(&socket, Duration::from_secs(5)));
+        assert!(!lane().read(&socket, true).expect("read"));
     }
 }
