@@ -123,8 +123,9 @@ pub struct FrameReader {
 }
 
 /// Reads what `stream` already holds into `space`, without waiting
-/// (`AGAIN` when it holds nothing; retried when interrupted).
-fn recv_waiting(stream: impl AsFd, space: &mut [u8]) -> Result<usize, Errno> {
+/// (`AGAIN` when it holds nothing; retried when interrupted). The server's
+/// side reads answers polling caught with it too.
+pub(crate) fn recv_waiting(stream: impl AsFd, space: &mut [u8]) -> Result<usize, Errno> {
     loop {
         match rustix::net::recv(&stream, &mut *space, RecvFlags::DONTWAIT) {
             Err(Errno::INTR) => {}

@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
 use rustix::io::Errno;
-use rustix::net::RecvFlags;
 use tokio::time::Instant;
 
 use super::{DEPTH, Ended, GRACE, Queued, Shared, State, Worker};
 use crate::engine::poll;
 use crate::engine::worker::{
     FRAME_ANSWER, FRAME_EXPIRED, FRAME_OVER_BUDGET, FRAME_READY, monotonic_nanos_after,
+    recv_waiting,
 };
 
 /// The lowest CPU priority, which demoted workers get.
@@ -324,12 +324,7 @@ impl Lane {
     fn read_now(&mut self, socket: &tokio::net::UnixStream) -> std::io::Result<bool> {
         let filled = self.inbox.len();
         self.inbox.resize(filled + READ_AHEAD, 0);
-        let read = loop {
-            match rustix::net::recv(socket, &mut self.inbox[filled..], RecvFlags::DONTWAIT) {
-                Err(Errno::INTR) => {}
-                other => break other.map(|(n, _)| n),
-            }
-        };
+        let read = recv_waiting(socket, &mut self.inbox[filled..]);
         self.inbox.truncate(filled + read.unwrap_or(0));
         match read {
             Ok(0) => Ok(false),
