@@ -680,13 +680,19 @@ mod tests {
         }
     }
 
+    /// A socket as the driver holds it, and the worker's end.
+    fn pair() -> (tokio::net::UnixStream, std::os::unix::net::UnixStream) {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("a pair");
+        ours.set_nonblocking(true).expect("non-blocking");
+        let ours = tokio::net::UnixStream::from_std(ours).expect("registered");
+        (ours, theirs)
+    }
+
     /// On a runtime of one thread, nothing turns the reactor while the
     /// test runs without awaiting: tokio has not seen the socket readable.
     #[tokio::test(flavor = "current_thread")]
     async fn an_answer_polling_caught_is_read_without_a_turn_of_the_reactor() {
-        let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().expect("a pair");
-        ours.set_nonblocking(true).expect("non-blocking");
-        let socket = tokio::net::UnixStream::from_std(ours).expect("registered");
+        let (socket, mut theirs) = pair();
         theirs.write_all(b"an answer").expect("written");
         assert!(poll::until_readable(&socket, Duration::from_secs(5)));
 
@@ -704,9 +710,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn an_answer_longer_than_one_read_comes_whole() {
-        let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().expect("a pair");
-        ours.set_nonblocking(true).expect("non-blocking");
-        let socket = tokio::net::UnixStream::from_std(ours).expect("registered");
+        let (socket, mut theirs) = pair();
         let long: Vec<u8> = (0..=250u8).cycle().take(READ_AHEAD * 3).collect();
         // The writer keeps its end open: the end of the stream is not an answer.
         let writer = std::thread::spawn(move || theirs.write_all(&long).map(|()| (long, theirs)));
@@ -723,9 +727,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn the_end_of_the_stream_is_seen_by_a_polled_read() {
-        let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("a pair");
-        ours.set_nonblocking(true).expect("non-blocking");
-        let socket = tokio::net::UnixStream::from_std(ours).expect("registered");
+        let (socket, theirs) = pair();
         drop(theirs);
         assert!(poll::until_readable(&socket, Duration::from_secs(5)));
         assert!(!lane().read(&socket, true).expect("read"));
