@@ -22,9 +22,10 @@ use crate::engine::worker::{
 /// The lowest CPU priority, which demoted workers get.
 const NICEST: i32 = 19;
 
-/// What a read past tokio takes at most (see [`Lane::read_now`]): the
-/// answer of a small run, in one system call.
-const READ_AHEAD: usize = 16 << 10;
+/// What one read of answers asks room for, through tokio or past it (see
+/// [`Lane::read_now`]): small answers come several, or whole, per system
+/// call.
+const READ_SIZE: usize = 16 << 10;
 
 /// How long a retired worker has to exit on its own.
 const RETIRE_WAIT: Duration = Duration::from_secs(1);
@@ -118,21 +119,26 @@ enum Event {
 /// Drives `worker` until it stops; then settles its jobs and the pool's
 /// counts.
 pub(super) async fn drive(shared: Arc<Shared>, mut worker: Worker) {
-    let mut lane = Lane {
-        fifo: VecDeque::new(),
-        inbox: BytesMut::with_capacity(16 << 10),
-        place: Place::Fast,
-        starting: true,
-        ready: false,
-        idle_since: Instant::now(),
-        shared: shared.clone(),
-        left: false,
-    };
+    let mut lane = Lane::new(shared.clone());
     let exit = lane.run(&shared, &worker).await;
     lane.settle(&shared, &mut worker, exit).await;
 }
 
 impl Lane {
+    /// The lane of a worker being started, counted in the pool.
+    fn new(shared: Arc<Shared>) -> Lane {
+        Lane {
+            fifo: VecDeque::new(),
+            inbox: BytesMut::with_capacity(READ_SIZE),
+            place: Place::Fast,
+            starting: true,
+            ready: false,
+            idle_since: Instant::now(),
+            shared,
+            left: false,
+        }
+    }
+
     /// Whether the lane's run went on past its demotion time.
     fn demoted(&self) -> bool {
         self.place != Place::Fast
@@ -306,7 +312,7 @@ impl Lane {
         }
         loop {
             if self.inbox.capacity() - self.inbox.len() < 4096 {
-                self.inbox.reserve(self.wanted().max(16 << 10));
+                self.inbox.reserve(self.wanted().max(READ_SIZE));
             }
             match socket.try_read_buf(&mut self.inbox) {
                 Ok(0) => return Ok(false),
@@ -323,7 +329,7 @@ impl Lane {
     /// through tokio, once its reactor sees it.
     fn read_now(&mut self, socket: &tokio::net::UnixStream) -> std::io::Result<bool> {
         let filled = self.inbox.len();
-        self.inbox.resize(filled + READ_AHEAD, 0);
+        self.inbox.resize(filled + READ_SIZE, 0);
         let read = recv_waiting(socket, &mut self.inbox[filled..]);
         self.inbox.truncate(filled + read.unwrap_or(0));
         match read {
@@ -666,18 +672,12 @@ mod tests {
     use crate::engine::runtime::Limits;
     use crate::engine::worker::Config;
 
+    /// A lane the pool does not count: its drop leaves the counts alone.
     fn lane() -> Lane {
         let pool = Pool::new(Config::new(&Limits::default(), 4, false)).expect("a pool");
-        Lane {
-            fifo: VecDeque::new(),
-            inbox: BytesMut::with_capacity(16 << 10),
-            place: Place::Fast,
-            starting: false,
-            ready: true,
-            idle_since: Instant::now(),
-            shared: pool.shared.clone(),
-            left: true,
-        }
+        let mut lane = Lane::new(pool.shared.clone());
+        lane.left = true;
+        lane
     }
 
     /// A socket as the driver holds it, and the worker's end.
@@ -711,13 +711,13 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn an_answer_longer_than_one_read_comes_whole() {
         let (socket, mut theirs) = pair();
-        let long: Vec<u8> = (0..=250u8).cycle().take(READ_AHEAD * 3).collect();
+        let long: Vec<u8> = (0..=250u8).cycle().take(READ_SIZE * 3).collect();
         // The writer keeps its end open: the end of the stream is not an answer.
         let writer = std::thread::spawn(move || theirs.write_all(&long).map(|()| (long, theirs)));
         let mut lane = lane();
         assert!(poll::until_readable(&socket, Duration::from_secs(5)));
         assert!(lane.read(&socket, true).expect("read"));
-        while lane.inbox.len() < READ_AHEAD * 3 {
+        while lane.inbox.len() < READ_SIZE * 3 {
             socket.readable().await.expect("readable");
             assert!(lane.read(&socket, false).expect("read"));
         }
