@@ -14,9 +14,7 @@ use starlark::values::Value;
 use starlark::values::tuple::TupleRef;
 
 use crate::convert::{ToPb, value_to_struct};
-use crate::request::{
-    CLAIM_NAME_LABEL, CLAIM_NAMESPACE_LABEL, COMPOSITE_LABEL, CompositeHead, Request,
-};
+use crate::request::Request;
 
 /// Who a condition or event is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +135,8 @@ pub struct Requirement {
     pub kind: String,
     /// How they are matched.
     pub matching: Match,
+    /// The one namespace to select in, if any.
+    pub namespace: Option<String>,
 }
 
 /// How a requirement matches resources.
@@ -186,6 +186,10 @@ pub struct Effects {
     pub ready_override: RefCell<Option<ReadyOverride>>,
     /// The message of `fatal()`, once called.
     pub fatal: RefCell<Option<String>>,
+    /// `Resource()` calls that used the 0.11.0 gating keywords: what to
+    /// write instead in the first, and how many there were; see
+    /// [`Effects::legacy_gating_warning`].
+    pub legacy_gating: RefCell<Option<(String, usize)>>,
 }
 
 impl Effects {
@@ -203,20 +207,57 @@ impl Effects {
         self.event(Severity::Warning, message, Target::Composite);
     }
 
-    /// Records a skip unless `name` was skipped before. Returns whether it
-    /// was new.
-    pub fn skip(&self, name: &str, reason: &str, gate: bool) -> bool {
+    /// The one Warning of a run whose `Resource()` calls used the 0.11.0
+    /// gating keywords, naming the first call's replacement.
+    pub fn legacy_gating_warning(&self) -> Option<String> {
+        let legacy = self.legacy_gating.borrow();
+        let (first, count) = legacy.as_ref()?;
+        Some(match count {
+            1 => first.clone(),
+            n => format!(
+                "{first}; {} more Resource() calls in this script use those keywords",
+                n - 1
+            ),
+        })
+    }
+
+    /// Records a skip unless `name` was skipped before, with its event:
+    /// a Warning for a skip that holds the XR back, a Normal one for an
+    /// optional skip (0.11.0 warned of both alike).
+    pub fn skip(&self, name: &str, reason: &str, skip: Skip) {
         if !self.skipped.borrow_mut().insert(name.to_owned()) {
-            return false;
+            return;
         }
+        let gate = matches!(skip, Skip::Gating | Skip::Legacy { gate: true });
         if gate {
             self.gating_skips
                 .borrow_mut()
                 .push((name.to_owned(), reason.to_owned()));
         }
-        self.warn(format!("Skipping resource {name:?}: {reason}"));
-        true
+        if let Skip::Optional = skip {
+            self.event(
+                Severity::Normal,
+                format!("Skipping optional resource {name:?}: {reason}"),
+                Target::Composite,
+            );
+        } else {
+            self.warn(format!("Skipping resource {name:?}: {reason}"));
+        }
     }
+}
+
+/// How a skip weighs on the XR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// The XR is not ready while the resource is skipped.
+    Gating,
+    /// The resource is absent by design; the XR may be ready without it.
+    Optional,
+    /// A skip of the 0.11.0 keywords, announced as 0.11.0 did.
+    Legacy {
+        /// Whether it holds the XR back.
+        gate: bool,
+    },
 }
 
 /// What builtins can see of the request, and where they record.
@@ -224,9 +265,6 @@ impl Effects {
 pub struct Context {
     /// The request being answered.
     pub request: Arc<Request>,
-    /// The labels injected into every emitted resource, in their fixed
-    /// order (composite, claim-name, claim-namespace).
-    pub crossplane_labels: Vec<(String, String)>,
     /// The observed composite's kind and name, for the log.
     pub xr_kind: String,
     pub xr_name: String,
@@ -258,11 +296,9 @@ impl Context {
     /// A context for one run of a script answering `request`.
     pub fn new(request: Arc<Request>, max_heap_bytes: usize) -> Self {
         let head = request.composite_head();
-        let crossplane_labels = crossplane_labels(&head);
         let (xr_kind, xr_name) = (head.kind.to_owned(), head.name.to_owned());
         Context {
             request,
-            crossplane_labels,
             xr_kind,
             xr_name,
             max_heap_bytes,
@@ -281,18 +317,6 @@ impl Context {
     pub fn observed(&self, name: &str) -> Option<Struct> {
         self.request.observed_struct(name)
     }
-}
-
-fn crossplane_labels(head: &CompositeHead) -> Vec<(String, String)> {
-    [
-        (COMPOSITE_LABEL, head.name),
-        (CLAIM_NAME_LABEL, head.claim_name),
-        (CLAIM_NAMESPACE_LABEL, head.claim_namespace),
-    ]
-    .into_iter()
-    .filter(|(_, value)| !value.is_empty())
-    .map(|(label, value)| (label.to_owned(), value.to_owned()))
-    .collect()
 }
 
 /// Why a run was stopped before its end, when a budget stopped it.

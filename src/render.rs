@@ -272,6 +272,12 @@ fn fetch(pool: &[Value], selector: &ResourceSelector) -> Option<Resources> {
         {
             continue;
         }
+        // A selector with a namespace selects in that namespace only.
+        if let Some(ns) = selector.namespace.as_deref().filter(|ns| !ns.is_empty())
+            && string_at(r, "metadata.namespace") != ns
+        {
+            continue;
+        }
         let item = Resource {
             resource: Some(to_struct(r)),
             ..Resource::default()

@@ -42,23 +42,15 @@ pub struct Request {
     composite: Option<Bytes>,
 }
 
-/// The label naming a composed resource's composite.
-pub const COMPOSITE_LABEL: &str = "crossplane.io/composite";
-
-/// The label of a composite naming its claim.
-pub const CLAIM_NAME_LABEL: &str = "crossplane.io/claim-name";
-
-/// The label of a composite naming its claim's namespace.
-pub const CLAIM_NAMESPACE_LABEL: &str = "crossplane.io/claim-namespace";
-
 /// The observed composite's strings a run reads besides `oxr`: for the
-/// log and the labels `Resource()` sets.
+/// log and the metrics, and the namespace that says which kind of Usage
+/// protects its composed resources.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct CompositeHead<'a> {
     pub kind: &'a str,
     pub name: &'a str,
-    pub claim_name: &'a str,
-    pub claim_namespace: &'a str,
+    /// Empty for a cluster-scoped composite.
+    pub namespace: &'a str,
 }
 
 /// Where an observed body is.
@@ -172,22 +164,16 @@ impl Request {
     /// The observed composite's strings a run reads besides `oxr` (each
     /// empty when missing or not a string).
     pub fn composite_head(&self) -> CompositeHead<'_> {
-        let paths: [&[&str]; 4] = [
-            &["kind"],
-            &["metadata", "name"],
-            &["metadata", "labels", CLAIM_NAME_LABEL],
-            &["metadata", "labels", CLAIM_NAMESPACE_LABEL],
-        ];
+        let paths: [&[&str]; 3] = [&["kind"], &["metadata", "name"], &["metadata", "namespace"]];
         let found = match self.composite_body() {
             Body::Encoded(bytes) => crate::convert::encoded_strings_at(bytes, paths),
             Body::Decoded(body) => paths.map(|path| crate::convert::string_at(body, path)),
         };
-        let [kind, name, claim_name, claim_namespace] = found.map(Option::unwrap_or_default);
+        let [kind, name, namespace] = found.map(Option::unwrap_or_default);
         CompositeHead {
             kind,
             name,
-            claim_name,
-            claim_namespace,
+            namespace,
         }
     }
 
@@ -397,32 +383,25 @@ mod tests {
             "kind": "XBucket",
             "metadata": {
                 "name": "b-1",
-                "labels": {
-                    "crossplane.io/claim-name": "claim",
-                    "crossplane.io/claim-namespace": "team-a",
-                    "other": "x",
-                },
+                "namespace": "team-a",
+                "labels": {"other": "x"},
             },
         });
         let cases = [
-            (full, ["XBucket", "b-1", "claim", "team-a"]),
+            (full, ["XBucket", "b-1", "team-a"]),
             (
-                json!({"kind": 3, "metadata": {"name": ["n"], "labels": "none"}}),
-                ["", "", "", ""],
+                json!({"kind": 3, "metadata": {"name": ["n"], "namespace": 1}}),
+                ["", "", ""],
             ),
-            (
-                json!({"metadata": {"labels": {"crossplane.io/claim-name": "c"}}}),
-                ["", "", "c", ""],
-            ),
-            (json!({}), ["", "", "", ""]),
+            (json!({"metadata": {"namespace": "ns"}}), ["", "", "ns"]),
+            (json!({}), ["", "", ""]),
         ];
-        for (body, [kind, name, claim_name, claim_namespace]) in cases {
+        for (body, [kind, name, namespace]) in cases {
             let proto = with_composite(body.clone());
             let expected = CompositeHead {
                 kind,
                 name,
-                claim_name,
-                claim_namespace,
+                namespace,
             };
             let decoded = Request::from(proto.clone());
             assert_eq!(decoded.composite_head(), expected, "{body}");

@@ -10,3 +10,4 @@ pub mod schema_dict;
 pub mod string_iter;
 pub mod structs;
 pub mod text;
+pub mod when;

@@ -12,6 +12,7 @@ use starlark::values::none::NoneType;
 
 use crate::builtins::context;
 use crate::effects::{Match, Requirement};
+use crate::go::types::go_type;
 
 fn labels(fn_name: &str, v: Value) -> anyhow::Result<BTreeMap<String, String>> {
     let dict = DictRef::from_value(v).ok_or_else(|| {
@@ -40,15 +41,33 @@ fn labels(fn_name: &str, v: Value) -> anyhow::Result<BTreeMap<String, String>> {
     Ok(out)
 }
 
+/// `namespace=`: a string, where an empty one selects in every namespace,
+/// as no namespace does.
+fn namespace(fn_name: &str, v: Option<Value>) -> anyhow::Result<Option<String>> {
+    let Some(v) = v else {
+        return Ok(None);
+    };
+    let ns = v.unpack_str().ok_or_else(|| {
+        anyhow!(
+            "{fn_name}: for parameter namespace: got {}, want string",
+            go_type(v)
+        )
+    })?;
+    Ok((!ns.is_empty()).then(|| ns.to_owned()))
+}
+
 #[starlark_module]
 pub(crate) fn register(builder: &mut GlobalsBuilder) {
     /// Requests one extra resource, by name or by labels.
     ///
-    /// The result arrives in `extra_resources[name]` on the next call.
+    /// The result arrives on the next call: read it with
+    /// `get_extra_resource(name)`. `namespace` selects in one namespace
+    /// only (an empty one, as none, in every namespace).
     ///
     /// # Example
     /// ```python
     /// require_extra_resource("my-db", "rds.aws.upbound.io/v1beta1", "Instance", match_name="my-database")
+    /// require_extra_resource("settings", "v1", "ConfigMap", match_name="settings", namespace="team-a")
     /// ```
     #[allow(non_snake_case)]
     fn require_extra_resource<'v>(
@@ -57,10 +76,12 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         kind: &str,
         #[starlark(default = "")] match_name: &str,
         match_labels: Option<Value<'v>>,
+        namespace: Option<Value<'v>>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<NoneType> {
         const FN: &str = "require_extra_resource";
         let ctx = context(eval)?;
+        let namespace = self::namespace(FN, namespace)?;
         let matching = match (match_name.is_empty(), match_labels) {
             (true, None) => {
                 return Err(anyhow!(
@@ -83,12 +104,15 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
                 api_version: apiVersion.to_owned(),
                 kind: kind.to_owned(),
                 matching,
+                namespace,
             },
         );
         Ok(NoneType)
     }
 
-    /// Requests every resource of a kind that carries the given labels.
+    /// Requests every resource of a kind that carries the given labels,
+    /// in every namespace or in `namespace` only. Read them with
+    /// `get_extra_resources(name)`.
     ///
     /// # Example
     /// ```python
@@ -100,15 +124,19 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         apiVersion: &str,
         kind: &str,
         match_labels: Value<'v>,
+        namespace: Option<Value<'v>>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<NoneType> {
-        let matching = Match::Labels(labels("require_extra_resources", match_labels)?);
+        const FN: &str = "require_extra_resources";
+        let matching = Match::Labels(labels(FN, match_labels)?);
+        let namespace = self::namespace(FN, namespace)?;
         context(eval)?.effects.requirements.borrow_mut().insert(
             name.to_owned(),
             Requirement {
                 api_version: apiVersion.to_owned(),
                 kind: kind.to_owned(),
                 matching,
+                namespace,
             },
         );
         Ok(NoneType)

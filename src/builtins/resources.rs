@@ -12,16 +12,21 @@ use starlark::starlark_module;
 use starlark::values::dict::DictRef;
 use starlark::values::list::ListRef;
 use starlark::values::none::NoneType;
-use starlark::values::tuple::TupleRef;
+use starlark::values::tuple::{TupleRef, UnpackTuple};
 use starlark::values::{Value, ValueLike};
 
 use crate::builtins::context;
 use crate::convert::{
     Edits, ToPb, dict_entries, dict_get, encode_resource_body, is_dict_like, value_to_pb,
 };
-use crate::effects::{Body, Context, Dependency, DependencyKind, Emitted};
+use crate::effects::{Body, Context, Dependency, DependencyKind, Emitted, Skip};
+use crate::go::args::{GoArgs, want_string};
+use crate::go::types::go_type;
 use crate::values::attr_dict::is_attr_dict;
 use crate::values::refs::{ResourceRef, SkippedRef};
+use crate::values::when::When;
+
+mod legacy;
 
 /// The label every emitted resource carries, and Usage selectors match.
 pub const RESOURCE_NAME_LABEL: &str = "function-starlark.crossplane.io/resource-name";
@@ -35,7 +40,8 @@ const SERVER_SET_METADATA: [&str; 5] = [
     "creationTimestamp",
 ];
 
-const BODY_NONE_REASON: &str = "body is None. If this resource exists, it will be removed from desired state. Set preserve_observed=True to re-emit the observed body when body is None.";
+/// Why a resource whose body is `None` is skipped.
+const BODY_NONE_REASON: &str = "body is None. If this resource exists, it will be removed from desired state. Use When() with keep_if_exists=True to re-emit the observed body.";
 
 #[starlark_module]
 pub(crate) fn register(builder: &mut GlobalsBuilder) {
@@ -43,16 +49,20 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
     ///
     /// # Arguments
     /// * `name`: the composition resource name.
-    /// * `body`: the resource as a dict, or `None` to skip it.
+    /// * `body`: the resource as a dict (or a `schema()` value or a
+    ///   `mutable_struct`), or `None` to skip it.
     /// * `ready`: `True`/`False` to declare readiness, `None` to let Crossplane decide.
-    /// * `labels`: extra labels (`None` opts out of the auto-injected ones).
+    /// * `labels`: labels merged into the body's (the argument wins); the
+    ///   `function-starlark.crossplane.io/resource-name` label is always set.
     /// * `connection_details`: a dict of strings for this resource.
-    /// * `depends_on`: refs, names, `(ref, "field.path")` tuples or `None`s.
+    /// * `depends_on`: refs, names, `(ref, "field.path")` tuples or `None`s;
+    ///   a `SkippedRef` among them skips this resource too.
     /// * `external_name`: sets the `crossplane.io/external-name` annotation.
-    /// * `when`: `False` skips the resource (needs `skip_reason`).
-    /// * `skip_reason`: why it is skipped.
-    /// * `preserve_observed`: re-emit the observed body instead of skipping.
-    /// * `optional`: a skip that does not hold the XR's readiness back.
+    /// * `when`: a `When()` gate: a false condition skips the resource, or
+    ///   re-emits its observed body with `keep_if_exists=True`.
+    /// * `skip_reason`, `preserve_observed`, `optional`: the gating keywords
+    ///   of 0.11.0, with a bool `when`; they still work, with a Warning
+    ///   naming the `When()` that replaces them.
     ///
     /// # Returns
     /// A `ResourceRef` when emitted, a falsy `SkippedRef` when skipped.
@@ -60,12 +70,10 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
     /// # Example
     /// ```python
     /// db = Resource("db", {"apiVersion": "v1", "kind": "ConfigMap"}, ready=True)
+    /// Resource("replica", {"apiVersion": "v1", "kind": "ConfigMap"},
+    ///     when=When(False, "waiting for the primary", keep_if_exists=False))
     /// ```
-    #[allow(
-        non_snake_case,
-        clippy::too_many_arguments,
-        clippy::fn_params_excessive_bools
-    )]
+    #[allow(non_snake_case, clippy::too_many_arguments)]
     fn Resource<'v>(
         name: &str,
         body: Value<'v>,
@@ -75,9 +83,9 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         depends_on: Option<Value<'v>>,
         external_name: Option<Value<'v>>,
         when: Option<Value<'v>>,
-        #[starlark(default = "")] skip_reason: &str,
+        skip_reason: Option<&str>,
         preserve_observed: Option<Value<'v>>,
-        #[starlark(default = false)] optional: bool,
+        optional: Option<bool>,
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<Value<'v>> {
         let ctx = context(eval)?;
@@ -86,31 +94,88 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
             name,
             body,
             ready: ready.filter(|v| !v.is_none()),
-            labels,
+            labels: none_is_omitted(labels),
             connection_details: none_is_omitted(connection_details),
             depends_on: none_is_omitted(depends_on),
             external_name: none_is_omitted(external_name),
+            when,
+        };
+        let legacy = legacy::Keywords {
             when,
             skip_reason,
             preserve_observed,
             optional,
         };
-        Ok(match resource(ctx, &args)? {
+        Ok(match resource(ctx, &args, &legacy)? {
             Outcome::Emitted => heap.alloc(ResourceRef {
                 name: name.to_owned(),
             }),
-            Outcome::Skipped => heap.alloc(SkippedRef {
+            Outcome::Skipped(legacy_optional) => heap.alloc(SkippedRef {
                 name: name.to_owned(),
-                optional,
+                legacy_optional,
             }),
+        })
+    }
+
+    /// The gate of `Resource(..., when=...)`.
+    ///
+    /// # Arguments
+    /// * `condition`: `True` emits the resource; `False` does not.
+    /// * `reason`: why it is not emitted, for the skip event and the XR's
+    ///   `ComposedResourcesReady` condition; must not be empty.
+    /// * `keep_if_exists`: when not emitted, re-emit the observed body if
+    ///   the resource exists already, so that it is not deleted.
+    /// * `optional`: when not emitted, do not hold the XR's readiness back
+    ///   (the skip event is then Normal, not a Warning).
+    ///
+    /// Every argument but `reason` must be a bool.
+    ///
+    /// # Returns
+    /// A `When` value: truthy as its condition, with the four arguments
+    /// as attributes.
+    ///
+    /// # Example
+    /// ```python
+    /// w = When(False, "backups disabled", keep_if_exists=False, optional=True)
+    /// w.reason  # "backups disabled"
+    /// bool(w)  # False
+    /// ```
+    #[allow(non_snake_case)]
+    fn When<'v>(
+        #[starlark(args)] args: UnpackTuple<Value<'v>>,
+        #[starlark(kwargs)] kwargs: DictRef<'v>,
+    ) -> anyhow::Result<When> {
+        let bound = GoArgs::new("When", args, kwargs).bind(
+            &["condition", "reason", "keep_if_exists", "optional?"],
+            true,
+            |i, v| if i == 1 { want_string(v) } else { Ok(()) },
+        )?;
+        let strict = |i: usize, what: &str| match bound[i] {
+            None => Ok(false),
+            Some(v) => v
+                .unpack_bool()
+                .ok_or_else(|| anyhow!("when: {what} must be bool, got {}", go_type(v))),
+        };
+        let condition = strict(0, "condition")?;
+        let keep_if_exists = strict(2, "keep_if_exists")?;
+        let optional = strict(3, "optional")?;
+        let reason = bound[1].and_then(Value::unpack_str).unwrap_or_default();
+        if reason.is_empty() {
+            return Err(anyhow!("when: reason must not be empty"));
+        }
+        Ok(When {
+            condition,
+            reason: reason.to_owned(),
+            keep_if_exists,
+            optional,
         })
     }
 
     /// Announces that a resource is deliberately not emitted.
     ///
-    /// Records a Warning event `Skipping resource "NAME": REASON` once per
-    /// name; it removes nothing from desired state and never holds the XR's
-    /// readiness back.
+    /// Records a Normal event `Skipping optional resource "NAME": REASON`
+    /// once per name; it removes nothing from desired state and never
+    /// holds the XR's readiness back (gate with `when=When(...)` for that).
     ///
     /// # Example
     /// ```python
@@ -121,7 +186,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         if ctx.effects.resources.borrow().contains_key(name) {
             return Err(anyhow!("resource {name:?} already emitted, cannot skip"));
         }
-        ctx.effects.skip(name, reason, false);
+        ctx.effects.skip(name, reason, Skip::Optional);
         Ok(NoneType)
     }
 }
@@ -139,18 +204,20 @@ struct ResourceArgs<'a, 'v> {
     depends_on: Option<Value<'v>>,
     external_name: Option<Value<'v>>,
     when: Option<Value<'v>>,
-    skip_reason: &'a str,
-    preserve_observed: Option<Value<'v>>,
-    optional: bool,
 }
 
+/// What became of a `Resource()` call.
 enum Outcome {
+    /// Emitted, or its observed body preserved.
     Emitted,
-    Skipped,
+    /// Skipped; for a skip of the 0.11.0 keywords, its `optional=`.
+    Skipped(Option<bool>),
 }
 
-/// The decision procedure of `Resource()`, in the reference's order.
-fn resource(ctx: &Context, a: &ResourceArgs) -> anyhow::Result<Outcome> {
+/// The decision procedure of `Resource()`, in the reference's order: the
+/// arguments bound, then the gate (before the body's type is looked at),
+/// then the body emitted.
+fn resource(ctx: &Context, a: &ResourceArgs, legacy: &legacy::Keywords) -> anyhow::Result<Outcome> {
     let name = a.name;
     let fail = |msg: String| anyhow!("Resource({name:?}): {msg}");
 
@@ -171,59 +238,72 @@ fn resource(ctx: &Context, a: &ResourceArgs) -> anyhow::Result<Outcome> {
             d.get_type()
         ));
     }
-    let when = strict_bool(a.when, "when").map_err(fail)?;
-    let preserve =
-        strict_bool(a.preserve_observed, "preserve_observed").map_err(fail)? == Some(true);
-    let gated = when == Some(false);
-    let skip = |reason: &str| {
-        ctx.effects.skip(name, reason, !a.optional);
-        Ok(Outcome::Skipped)
+    let gate = if legacy.used() {
+        legacy::gate(ctx, name, a.body, a.depends_on, legacy).map_err(fail)?
+    } else {
+        gate(ctx, a).map_err(fail)?
     };
-
-    if gated && !preserve {
-        if a.skip_reason.is_empty() {
-            return Err(fail("skip_reason is required when when=False".to_owned()));
-        }
-        return skip(a.skip_reason);
+    match gate {
+        Gate::Open => emit(ctx, a).map_err(fail).map(|()| Outcome::Emitted),
+        Gate::Closed(outcome) => Ok(outcome),
     }
-    if gated {
-        return match ctx.observed(name) {
-            Some(body) => Ok(preserve_observed(
+}
+
+/// Whether the body is emitted, or what happened instead.
+enum Gate {
+    /// Emit the body.
+    Open,
+    /// Skipped or preserved already.
+    Closed(Outcome),
+}
+
+/// The gate of a call: `when=When(...)`, a `None` body, a skipped
+/// dependency.
+fn gate(ctx: &Context, a: &ResourceArgs) -> Result<Gate, String> {
+    let name = a.name;
+    let when = match a.when {
+        None => None,
+        Some(v) => Some(v.downcast_ref::<When>().ok_or_else(|| {
+            format!(
+                "when must be a When() value, e.g. When(True, \"reason\", keep_if_exists=False), got {}",
+                v.get_type()
+            )
+        })?),
+    };
+    let skip = |reason: &str, gating: bool| {
+        let kind = if gating { Skip::Gating } else { Skip::Optional };
+        ctx.effects.skip(name, reason, kind);
+        Ok(Gate::Closed(Outcome::Skipped(None)))
+    };
+    if let Some(w) = when.filter(|w| !w.condition) {
+        if w.keep_if_exists
+            && let Some(body) = ctx.observed(name)
+        {
+            preserve_observed(
                 ctx,
                 name,
                 &body,
                 "observed body emitted, gated by when=False",
-            )),
-            None if a.skip_reason.is_empty() => {
-                skip("gated by when=False, not found in observed state (preserve_observed=True)")
-            }
-            None => skip(a.skip_reason),
-        };
+            );
+            return Ok(Gate::Closed(Outcome::Emitted));
+        }
+        return skip(&w.reason, !w.optional);
     }
     if a.body.is_none() {
-        if !preserve {
-            return skip(BODY_NONE_REASON);
-        }
-        return match ctx.observed(name) {
-            Some(body) => Ok(preserve_observed(
-                ctx,
-                name,
-                &body,
-                "body=None, emitting observed body",
-            )),
-            None => skip("not found in observed state"),
-        };
+        return skip(BODY_NONE_REASON, true);
     }
     if let Some(upstream) = skipped_upstream(a.depends_on) {
-        return skip(&format!("depends on skipped {upstream:?}"));
+        return skip(&format!("depends on skipped {upstream:?}"), true);
     }
+    Ok(Gate::Open)
+}
 
-    // The normal path.
+/// The normal path: the body encoded with its labels and annotation, the
+/// connection details, dependencies and readiness recorded.
+fn emit(ctx: &Context, a: &ResourceArgs) -> Result<(), String> {
+    let name = a.name;
     if is_attr_dict(a.body) || !is_dict_like(a.body) {
-        return Err(fail(format!(
-            "body must be dict, got {}",
-            a.body.get_type()
-        )));
+        return Err(format!("body must be dict, got {}", a.body.get_type()));
     }
     // The body is encoded with the labels and annotation set on it; its
     // own mistakes are reported before those of the other arguments.
@@ -231,42 +311,36 @@ fn resource(ctx: &Context, a: &ResourceArgs) -> anyhow::Result<Outcome> {
         .external_name
         .map(|v| external_name_edit(name, a.body, v))
         .transpose();
-    let (labels, label_warnings) = match label_edits(ctx, name, a.body, a.labels) {
-        Ok((labels, warnings)) => (labels, Ok(warnings)),
-        Err(e) => (Vec::new(), Err(e)),
-    };
+    let labels = label_edits(name, a.labels);
     let edits = Edits {
-        labels,
+        labels: labels.as_ref().map_or_else(|_| Vec::new(), Clone::clone),
         annotations: match &external_name {
             Ok(Some((entry, _))) => vec![entry.clone()],
             _ => Vec::new(),
         },
     };
-    let body = encode_resource_body(a.body, &edits).map_err(|e| fail(e.to_string()))?;
-    let external_name = external_name.map_err(fail)?;
-    let label_warnings = label_warnings.map_err(fail)?;
+    let body = encode_resource_body(a.body, &edits).map_err(|e| e.to_string())?;
+    let external_name = external_name?;
+    labels?;
     if let Some((_, Some(warning))) = external_name {
         ctx.effects.warn(warning);
     }
-    for warning in label_warnings {
-        ctx.effects.warn(warning);
-    }
     let connection_details = match a.connection_details {
-        Some(cd) => string_map(cd, "connection_details").map_err(fail)?,
+        Some(cd) => string_map(cd, "connection_details")?,
         None => BTreeMap::new(),
     };
     if let Some(depends_on) = a.depends_on {
-        record_dependencies(ctx, name, depends_on).map_err(fail)?;
+        record_dependencies(ctx, name, depends_on)?;
     }
     let ready = match a.ready.map(|v| (v, v.unpack_bool())) {
         None => Ready::Unspecified,
         Some((_, Some(true))) => Ready::True,
         Some((_, Some(false))) => Ready::False,
         Some((v, None)) => {
-            return Err(fail(format!(
+            return Err(format!(
                 "ready must be True, False, or None, got {}",
                 v.get_type()
-            )));
+            ));
         }
     };
     ctx.effects.resources.borrow_mut().insert(
@@ -280,21 +354,11 @@ fn resource(ctx: &Context, a: &ResourceArgs) -> anyhow::Result<Outcome> {
                 .collect(),
         },
     );
-    Ok(Outcome::Emitted)
+    Ok(())
 }
 
-fn strict_bool(v: Option<Value>, what: &str) -> Result<Option<bool>, String> {
-    match v {
-        None => Ok(None),
-        Some(v) => v
-            .unpack_bool()
-            .map(Some)
-            .ok_or_else(|| format!("{what} must be bool, got {}", v.get_type())),
-    }
-}
-
-/// The first non-optional skipped reference among `depends_on`, bare or as
-/// the first element of a pair.
+/// The first skipped reference among `depends_on` that skips its
+/// dependents, bare or as the first element of a pair.
 fn skipped_upstream(depends_on: Option<Value>) -> Option<String> {
     let list = ListRef::from_value(depends_on?)?;
     list.iter().find_map(|item| {
@@ -305,12 +369,13 @@ fn skipped_upstream(depends_on: Option<Value>) -> Option<String> {
         };
         target
             .downcast_ref::<SkippedRef>()
-            .filter(|s| !s.optional)
+            .filter(|s| s.propagates())
             .map(|s| s.name.clone())
     })
 }
 
-fn preserve_observed(ctx: &Context, name: &str, observed: &Struct, why: &str) -> Outcome {
+/// Emits the observed body of `name` again, without what the server sets.
+fn preserve_observed(ctx: &Context, name: &str, observed: &Struct, why: &str) {
     let mut body = observed.clone();
     body.fields.remove("status");
     if let Some(PbValue {
@@ -331,7 +396,6 @@ fn preserve_observed(ctx: &Context, name: &str, observed: &Struct, why: &str) ->
     );
     ctx.effects
         .warn(format!("Preserving resource {name:?}: {why}"));
-    Outcome::Emitted
 }
 
 /// The annotation `external_name` sets, and the warning when it replaces
@@ -386,57 +450,22 @@ fn display(v: Value) -> String {
 /// Labels to set, in order, each key once.
 type Labels = Vec<(String, String)>;
 
-/// The labels `Resource()` sets on the body (the auto-injected ones, then
-/// the `labels=` ones, then the resource name; a later one of a key
-/// wins), and the warnings about those that replace others.
-fn label_edits(
-    ctx: &Context,
-    name: &str,
-    body: Value,
-    labels: Option<Value>,
-) -> Result<(Labels, Vec<String>), String> {
-    let mut set: Vec<(String, String)> = Vec::new();
-    let mut warnings = Vec::new();
-    let put = |set: &mut Vec<(String, String)>, key: &str, value: &str| match set
-        .iter_mut()
-        .find(|(k, _)| k == key)
-    {
-        Some(entry) => value.clone_into(&mut entry.1),
-        None => set.push((key.to_owned(), value.to_owned())),
-    };
-    let user = match labels {
-        Some(v) if v.is_none() => None,
-        None => Some(None),
-        Some(v) => {
-            if DictRef::from_value(v).is_none() && !is_attr_dict(v) {
-                return Err(format!("labels must be dict or None, got {}", v.get_type()));
-            }
-            Some(Some(string_map(v, "labels")?))
+/// The labels `Resource()` sets on the body: those of `labels=`, then the
+/// resource name. Crossplane sets its own (`crossplane.io/composite` and
+/// the claim's) on every composed resource; this function no longer does.
+fn label_edits(name: &str, labels: Option<Value>) -> Result<Labels, String> {
+    let mut set: Labels = Vec::new();
+    if let Some(v) = labels {
+        if DictRef::from_value(v).is_none() && !is_attr_dict(v) {
+            return Err(format!("labels must be dict or None, got {}", v.get_type()));
         }
-    };
-    // `labels=None` opts out of everything but the resource name.
-    if let Some(user) = user {
-        let auto = &ctx.crossplane_labels;
-        for (key, value) in auto {
-            if let Some(old) = body_entry(body, "labels", key) {
-                warnings.push(format!(
-                    "Resource {name:?}: body label {key:?}={:?} overridden by auto-injected {value:?}",
-                    display(old)
-                ));
-            }
-            put(&mut set, key, value);
-        }
-        for (key, value) in user.unwrap_or_default() {
-            put(&mut set, &key, &value);
-            if let Some((_, injected)) = auto.iter().find(|(k, _)| *k == key) {
-                warnings.push(format!(
-                    "Resource {name:?}: labels= kwarg {key:?}={value:?} overrides auto-injected {injected:?}"
-                ));
-            }
-        }
+        set.extend(string_map(v, "labels")?);
     }
-    put(&mut set, RESOURCE_NAME_LABEL, name);
-    Ok((set, warnings))
+    match set.iter_mut().find(|(k, _)| k == RESOURCE_NAME_LABEL) {
+        Some(entry) => name.clone_into(&mut entry.1),
+        None => set.push((RESOURCE_NAME_LABEL.to_owned(), name.to_owned())),
+    }
+    Ok(set)
 }
 
 /// A dict of strings to strings, checked entry by entry.
@@ -543,6 +572,8 @@ fn dependency_target(v: Value) -> Option<Named> {
     if let Some(r) = v.downcast_ref::<ResourceRef>() {
         return Some(Named::Resource(r.name.clone(), DependencyKind::Ref));
     }
+    // A skipped reference that reaches here skips nothing (a 0.11.0
+    // optional skip): it is dropped.
     if v.downcast_ref::<SkippedRef>().is_some() {
         return Some(Named::Ignored);
     }

@@ -34,6 +34,7 @@ pub const SIGNATURES: &[(&str, &str)] = &[
     ("yaml.decode", "s"),
     ("yaml.decode_stream", "s"),
     ("yaml.encode", "value"),
+    ("When", "condition, reason, keep_if_exists, optional=False"),
     ("zip", "*iterables"),
 ];
 

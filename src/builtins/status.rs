@@ -54,17 +54,24 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
     }
 
     /// Writes `value` at `dxr["status"]` followed by the dotted `path`,
-    /// creating intermediate dicts; siblings are kept.
+    /// creating intermediate dicts; siblings are kept. A `None` value
+    /// writes nothing, so a value read from observed state that is not
+    /// there yet needs no guard.
+    ///
+    /// # Returns
+    /// `True` when it wrote the value (falsy values such as `0` or `""`
+    /// are written), `False` for `None`.
     ///
     /// # Example
     /// ```python
-    /// set_xr_status("atProvider.arn", "arn:aws:s3:::my-bucket")
+    /// set_xr_status("atProvider.arn", "arn:aws:s3:::my-bucket")  # True
+    /// set_xr_status("atProvider.id", None)  # False
     /// ```
     fn set_xr_status<'v>(
         path: &str,
         value: Value<'v>,
         eval: &mut Evaluator<'v, '_, '_>,
-    ) -> anyhow::Result<NoneType> {
+    ) -> anyhow::Result<bool> {
         const FN: &str = "set_xr_status";
         if path.is_empty() {
             return Err(anyhow!("{FN}: path must not be empty"));
@@ -72,6 +79,9 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         let segments: Vec<&str> = path.split('.').collect();
         if segments.iter().any(|s| s.is_empty()) {
             return Err(anyhow!("{FN}: malformed path {path:?}"));
+        }
+        if value.is_none() {
+            return Ok(false);
         }
         let heap = eval.heap();
         let dxr = crate::builtins::observed::original_dxr(eval)?;
@@ -89,7 +99,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         }
         let leaf = segments[segments.len() - 1];
         set_key(current, leaf, value, heap)?;
-        Ok(NoneType)
+        Ok(true)
     }
 
     /// Sets the response TTL: a Go duration string (`"90s"`, `"5m"`) or

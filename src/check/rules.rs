@@ -1,6 +1,7 @@
 //! The checks that read the syntax tree: builtin calls against their
 //! signatures, and the `Resource()` calls (duplicate names, `depends_on`
-//! cycles among literal references, `when = False` without a reason).
+//! cycles among literal references, `when=` and the gating keywords of
+//! 0.11.0).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -200,6 +201,42 @@ fn each_stmt<'a>(stmt: &'a AstStmt, f: &mut impl FnMut(&'a AstStmt)) {
     stmt.node.visit_stmt(|s| each_stmt(s, f));
 }
 
+/// `when=` takes a `When(...)`; the gating keywords of 0.11.0 (a bool
+/// `when`, `skip_reason`, `preserve_observed`, `optional`) still run, with
+/// a Warning, except `when = False` alone, which the run refuses.
+fn gating_checks(tree: &Tree, r: &ResourceCall, name: &str, out: &mut Vec<Finding>) {
+    let when_bool = r.named("when").and_then(|when| match &when.node {
+        ExprP::Identifier(i) if i.node.ident == "False" || i.node.ident == "True" => {
+            Some((when, i.node.ident == "True"))
+        }
+        _ => None,
+    });
+    let keywords: Vec<&AstExpr> = ["skip_reason", "preserve_observed", "optional"]
+        .into_iter()
+        .filter_map(|k| r.named(k))
+        .collect();
+    if let Some((when, false)) = when_bool
+        && r.named("skip_reason").is_none()
+        && r.named("preserve_observed").is_none()
+    {
+        out.push(tree.finding(
+            when.span,
+            Severity::Error,
+            format!("Resource {name:?}: when takes a When() value, e.g. when = When(False, \"reason\", keep_if_exists = False)"),
+            "when-value",
+        ));
+        return;
+    }
+    if let Some(first) = when_bool.map(|(w, _)| w).or(keywords.first().copied()) {
+        out.push(tree.finding(
+            first.span,
+            Severity::Warning,
+            format!("Resource {name:?} gates with the keywords of function-starlark 0.11.0: write when = When(condition, \"reason\", keep_if_exists = ..., optional = ...) instead"),
+            "legacy-gating",
+        ));
+    }
+}
+
 fn resource_checks(tree: &Tree, resources: &[ResourceCall], out: &mut Vec<Finding>) {
     let mut seen: HashMap<&str, &AstExpr> = HashMap::new();
     for r in resources {
@@ -214,17 +251,7 @@ fn resource_checks(tree: &Tree, resources: &[ResourceCall], out: &mut Vec<Findin
         } else {
             seen.insert(name, r.expr);
         }
-        if let Some(when) = r.named("when")
-            && matches!(&when.node, ExprP::Identifier(i) if i.node.ident == "False")
-            && r.named("skip_reason").is_none()
-        {
-            out.push(tree.finding(
-                when.span,
-                Severity::Warning,
-                format!("Resource {name:?} is skipped with when = False but no skip_reason: say why in the Warning the function emits"),
-                "when-without-reason",
-            ));
-        }
+        gating_checks(tree, r, name, out);
     }
     // depends_on edges among literal references.
     let variables = resource_variables(tree.ast);

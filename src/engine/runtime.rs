@@ -228,8 +228,6 @@ impl Runtime {
             .map_err(|e| Error::Compile(format!("{}:{e}", script.filename)))?;
         let mut ast = AstModule::parse(&script.filename, pre.text, &self.dialect)
             .map_err(|e| Error::Compile(errors::position_and_message(&e, &pre.map)))?;
-        crate::syntax::static_check::check_global_reassignment(&ast, &pre.map)
-            .map_err(|e| Error::Compile(format!("{}:{e}", script.filename)))?;
         let redirects = builtins::operators::REDIRECTS
             .iter()
             .map(|(op, f)| ((*op).to_owned(), (*f).to_owned()))

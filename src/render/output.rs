@@ -10,7 +10,16 @@ use serde_json::{Map, Value, json};
 
 use super::load::string_at;
 use super::{RESOURCE_NAME_ANNOTATION, RenderError, from_struct};
-use crate::request::{CLAIM_NAME_LABEL, CLAIM_NAMESPACE_LABEL, COMPOSITE_LABEL};
+
+/// The label Crossplane sets on a composed resource naming its composite.
+const COMPOSITE_LABEL: &str = "crossplane.io/composite";
+
+/// The label of a composite (and its composed resources) naming its claim.
+const CLAIM_NAME_LABEL: &str = "crossplane.io/claim-name";
+
+/// The label of a composite (and its composed resources) naming its claim's
+/// namespace.
+const CLAIM_NAMESPACE_LABEL: &str = "crossplane.io/claim-namespace";
 
 /// The time crossplane render gives every condition.
 const CONDITION_TIME: &str = "2024-01-01T00:00:00Z";

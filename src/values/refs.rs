@@ -22,9 +22,18 @@ pub struct ResourceRef {
 pub struct SkippedRef {
     /// The composition resource name.
     pub name: String,
-    /// Whether the skip was `optional=True` (does not gate readiness or
-    /// dependents).
-    pub optional: bool,
+    /// `Some` for a skip made with the 0.11.0 keywords, whose `optional=`
+    /// it shows as `.optional`: an optional one of those holds no
+    /// dependent back, as in 0.11.0. A `When()` skip has no `.optional`
+    /// and holds back every dependent.
+    pub legacy_optional: Option<bool>,
+}
+
+impl SkippedRef {
+    /// Whether a `depends_on` naming this skip skips its dependent too.
+    pub fn propagates(&self) -> bool {
+        self.legacy_optional != Some(true)
+    }
 }
 
 starlark_simple_value!(ResourceRef);
@@ -74,18 +83,22 @@ impl<'v> StarlarkValue<'v> for SkippedRef {
     }
 
     fn get_attr(&self, attribute: &str, heap: Heap<'v>) -> Option<Value<'v>> {
-        match attribute {
-            "name" => Some(heap.alloc(self.name.as_str())),
-            "optional" => Some(Value::new_bool(self.optional)),
+        match (attribute, self.legacy_optional) {
+            ("name", _) => Some(heap.alloc(self.name.as_str())),
+            ("optional", Some(optional)) => Some(Value::new_bool(optional)),
             _ => None,
         }
     }
 
     fn has_attr(&self, attribute: &str, _heap: Heap<'v>) -> bool {
-        matches!(attribute, "name" | "optional")
+        attribute == "name" || (attribute == "optional" && self.legacy_optional.is_some())
     }
 
     fn dir_attr(&self) -> Vec<String> {
-        vec!["name".to_owned(), "optional".to_owned()]
+        let mut names = vec!["name".to_owned()];
+        if self.legacy_optional.is_some() {
+            names.push("optional".to_owned());
+        }
+        names
     }
 }

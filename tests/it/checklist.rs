@@ -801,6 +801,45 @@ fn deprecated_extra_resources_are_used_only_without_required_resources() {
     assert_eq!(status(&rsp), &json!({"y": -1.0, "x": true}));
 }
 
+/// `set_xr_status` checks its path first, writes nothing for `None` and
+/// says whether it wrote; falsy values are written.
+#[test]
+fn set_xr_status_skips_none_and_says_whether_it_wrote() {
+    let rsp = ok(run(
+        r#"
+dxr["status"] = {"keep": 1}
+results = [set_xr_status("x", None), set_xr_status("a.b", 0), set_xr_status("c", ""), set_xr_status("d.e", None)]
+dxr["status"]["results"] = results
+"#,
+        "{}",
+    ));
+    assert_eq!(
+        status(&rsp),
+        &json!({"keep": 1.0, "a": {"b": 0.0}, "c": "", "results": [false, true, true, false]})
+    );
+    for (path, want) in [
+        ("", "set_xr_status: path must not be empty"),
+        ("a..b", r#"set_xr_status: malformed path "a..b""#),
+    ] {
+        let msg = script_error(&run(&format!("set_xr_status({path:?}, None)"), "{}"));
+        assert!(msg.contains(want), "{path:?}: {msg}");
+    }
+}
+
+/// Top-level names may be bound again, in scripts as in the modules they
+/// load (the Go function's dialect since 0.11.1).
+#[test]
+fn top_level_names_may_be_rebound() {
+    let rsp = ok(run_input(
+        "{}",
+        Some(input(json!({
+            "source": "load('m.star', 'total')\nx = 1\nx = 2\nx += 1\nfor i in [1]:\n    pass\nfor i in [2]:\n    pass\ndxr['status'] = {'x': x, 'i': i, 'total': total}\n",
+            "modules": {"m.star": "total = 1\ntotal += 41\n"},
+        }))),
+    ));
+    assert_eq!(status(&rsp), &json!({"x": 3.0, "i": 2.0, "total": 42.0}));
+}
+
 // ---------------------------------------------------------------------------
 // Requirements
 
@@ -857,6 +896,48 @@ fn match_name_takes_precedence_over_match_labels_with_a_warning() {
             ("SEVERITY_NORMAL".to_owned(), SUCCESS.to_owned()),
         ]
     );
+}
+
+/// `namespace=` selects in one namespace, in both requirement maps, by name
+/// or by labels; an empty one is no namespace, and the selector is as
+/// before; `None` is refused as Go refuses it.
+#[test]
+fn a_namespace_narrows_a_requirement() {
+    let rsp = ok(run(
+        "require_extra_resource('cm','v1','ConfigMap', match_name='e2e-extra-cm', namespace='e2e-extra-ns-a')\nrequire_extra_resources('cms','v1','ConfigMap', match_labels={'e2e':'true'}, namespace='e2e-extra-ns-a')",
+        "{}",
+    ));
+    for map in ["resources", "extraResources"] {
+        assert_eq!(
+            rsp["requirements"][map],
+            json!({
+                "cm": {"apiVersion": "v1", "kind": "ConfigMap", "matchName": "e2e-extra-cm", "namespace": "e2e-extra-ns-a"},
+                "cms": {"apiVersion": "v1", "kind": "ConfigMap", "matchLabels": {"labels": {"e2e": "true"}}, "namespace": "e2e-extra-ns-a"},
+            }),
+            "{map}"
+        );
+    }
+    let plain = ok(run(
+        "require_extra_resource('cm','v1','ConfigMap', match_name='x')",
+        "{}",
+    ));
+    let empty = ok(run(
+        "require_extra_resource('cm','v1','ConfigMap', match_name='x', namespace='')",
+        "{}",
+    ));
+    assert_eq!(plain, empty);
+    for builtin in ["require_extra_resource", "require_extra_resources"] {
+        let msg = script_error(&run(
+            &format!("{builtin}('cm','v1','ConfigMap', match_labels={{}}, namespace=None)"),
+            "{}",
+        ));
+        assert!(
+            msg.contains(&format!(
+                "{builtin}: for parameter namespace: got NoneType, want string"
+            )),
+            "{msg}"
+        );
+    }
 }
 
 /// Without requirements, the response has no `requirements` field.
@@ -1074,114 +1155,51 @@ fn an_infinite_loop_hits_the_execution_limit() {
 // ---------------------------------------------------------------------------
 // Labels and external names
 
-/// The Crossplane labels (composite, claim name and claim namespace) are taken
-/// from the observed XR and added with the resource-name label.
+/// Crossplane sets its own labels on composed resources (the composite's
+/// name, the claim's); `Resource()` adds only the resource-name label.
 #[test]
-fn crossplane_labels_are_injected_from_the_observed_xr() {
+fn only_the_resource_name_label_is_added() {
     let rsp = ok(run("Resource('bucket', {'kind':'Bucket'})", XR_WITH_CLAIM));
-    assert_eq!(
-        labels(&rsp, "bucket"),
-        &json!({
-            "crossplane.io/composite": "xr-abc",
-            "crossplane.io/claim-name": "my-claim",
-            "crossplane.io/claim-namespace": "default",
-            NAME_LABEL: "bucket",
-        })
-    );
+    assert_eq!(labels(&rsp, "bucket"), &json!({NAME_LABEL: "bucket"}));
+    assert!(warnings(&rsp).is_empty(), "{rsp:#}");
 }
 
-/// The claim labels are added only when the observed XR has them.
+/// `labels=` is merged into the body's labels, the argument winning, with
+/// no warning; a Crossplane label key is a label like any other.
 #[test]
-fn claim_labels_are_injected_only_when_the_xr_has_them() {
+fn user_labels_merge_into_the_body_labels() {
     let rsp = ok(run(
-        "Resource('bucket', {'kind':'Bucket'})",
-        "observed: {composite: {resource: {metadata: {name: xr-abc}}}}",
-    ));
-    assert_eq!(
-        labels(&rsp, "bucket"),
-        &json!({"crossplane.io/composite": "xr-abc", NAME_LABEL: "bucket"})
-    );
-}
-
-/// `labels=` adds its labels to the Crossplane labels.
-#[test]
-fn user_labels_are_added_to_the_crossplane_labels() {
-    let rsp = ok(run(
-        "Resource('bucket', {'kind':'Bucket'}, labels={'team':'platform'})",
+        "Resource('bucket', {'kind':'Bucket','metadata':{'labels':{'team':'old','x':'y'}}}, labels={'team':'platform','crossplane.io/composite':'custom'})",
         XR_WITH_CLAIM,
     ));
     assert_eq!(
         labels(&rsp, "bucket"),
         &json!({
-            "crossplane.io/composite": "xr-abc",
-            "crossplane.io/claim-name": "my-claim",
-            "crossplane.io/claim-namespace": "default",
+            "crossplane.io/composite": "custom",
             "team": "platform",
+            "x": "y",
             NAME_LABEL: "bucket",
         })
     );
+    assert!(warnings(&rsp).is_empty(), "{rsp:#}");
 }
 
-/// `labels={}` gives the same response as no `labels=`.
+/// `labels={}` and `labels=None` give the same response as no `labels=`.
 #[test]
-fn empty_labels_behave_like_omitted_labels() {
-    let omitted = run(
+fn empty_and_none_labels_behave_like_omitted_labels() {
+    let omitted = ok(run(
         "Resource('bucket', {'kind':'Bucket','metadata':{'labels':{'x':'y'}}})",
         XR_WITH_CLAIM,
-    );
-    let empty = run(
-        "Resource('bucket', {'kind':'Bucket','metadata':{'labels':{'x':'y'}}}, labels={})",
-        XR_WITH_CLAIM,
-    );
-    assert_eq!(ok(omitted), ok(empty));
-}
-
-/// `labels=None` opts out of the Crossplane labels: the body keeps its own
-/// labels and gets only the resource-name label.
-#[test]
-fn labels_none_opts_out_of_crossplane_labels() {
-    let rsp = ok(run(
-        "Resource('bucket', {'kind':'Bucket','metadata':{'labels':{'existing':'label'}}}, labels=None)",
-        XR_WITH_CLAIM,
     ));
-    assert_eq!(
-        labels(&rsp, "bucket"),
-        &json!({"existing": "label", NAME_LABEL: "bucket"})
-    );
-}
-
-/// A `labels=` label that overrides a Crossplane label wins, with a warning.
-#[test]
-fn a_user_label_overriding_a_crossplane_label_warns() {
-    let rsp = ok(run(
-        "Resource('bucket', {'kind':'Bucket'}, labels={'crossplane.io/composite':'custom'})",
-        XR_WITH_CLAIM,
-    ));
-    assert_eq!(labels(&rsp, "bucket")["crossplane.io/composite"], "custom");
-    let ws = warnings(&rsp);
-    assert!(
-        ws.iter().any(|w| w.contains("labels= kwarg")
-            && w.contains("crossplane.io/composite")
-            && w.contains("overrides auto-injected")),
-        "{ws:?}"
-    );
-}
-
-/// A body label overridden by a Crossplane label loses, with a warning.
-#[test]
-fn a_body_label_overridden_by_a_crossplane_label_warns() {
-    let rsp = ok(run(
-        "Resource('bucket', {'kind':'Bucket','metadata':{'labels':{'crossplane.io/composite':'old-value'}}})",
-        XR_WITH_CLAIM,
-    ));
-    assert_eq!(labels(&rsp, "bucket")["crossplane.io/composite"], "xr-abc");
-    let ws = warnings(&rsp);
-    assert!(
-        ws.iter().any(|w| w.contains("body label")
-            && w.contains("crossplane.io/composite")
-            && w.contains("overridden by auto-injected")),
-        "{ws:?}"
-    );
+    for labels in ["{}", "None"] {
+        let given = run(
+            &format!(
+                "Resource('bucket', {{'kind':'Bucket','metadata':{{'labels':{{'x':'y'}}}}}}, labels={labels})"
+            ),
+            XR_WITH_CLAIM,
+        );
+        assert_eq!(omitted, ok(given), "labels={labels}");
+    }
 }
 
 /// A label key that is not a string is a script error naming its type.
@@ -1228,15 +1246,16 @@ fn external_name_sets_the_annotation_and_warns_on_override() {
 }
 
 // ---------------------------------------------------------------------------
-// Conditional resources
+// Conditional resources: `when=When(...)`
 
-/// `when=False` skips the resource: no desired entry, the composite not ready,
-/// a `ComposedResourcesReady` False condition (`PendingConditionalResources`)
-/// carrying the skip reason, and a warning.
+/// `When(False, ..., keep_if_exists=False)` skips the resource: no desired
+/// entry, the composite not ready, a `ComposedResourcesReady` False
+/// condition (`PendingConditionalResources`) carrying the reason, and a
+/// Warning.
 #[test]
 fn when_false_skips_and_gates_readiness() {
     let rsp = ok(run(
-        "Resource('db-replica', None, when=False, skip_reason='cluster not ready')",
+        "Resource('db-replica', {'kind':'K'}, when=When(False, 'cluster not ready', keep_if_exists=False))",
         "{}",
     ));
     assert!(!has(&rsp, "db-replica"));
@@ -1257,54 +1276,132 @@ fn when_false_skips_and_gates_readiness() {
     );
 }
 
-/// A skip with `optional=True` only warns: readiness is not gated.
+/// `When(True, ...)` emits the resource as if there were no gate.
+#[test]
+fn when_true_emits() {
+    let gated = ok(run(
+        "Resource('x', {'kind':'K'}, when=When(True, 'r', keep_if_exists=False))",
+        "{}",
+    ));
+    assert_eq!(gated, ok(run("Resource('x', {'kind':'K'})", "{}")));
+}
+
+/// An optional skip is announced with a Normal event and holds nothing
+/// back.
 #[test]
 fn an_optional_skip_does_not_gate_readiness() {
     let rsp = ok(run(
-        "Resource('db-replica', None, when=False, skip_reason='cluster not ready', optional=True)",
+        "Resource('backup', {'kind':'K'}, when=When(False, 'backups disabled by spec', keep_if_exists=False, optional=True))",
         "{}",
     ));
+    assert!(!has(&rsp, "backup"));
     assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
     assert!(readiness_conditions(&rsp).is_empty(), "{rsp:#}");
     assert_eq!(
-        warnings(&rsp),
-        vec![r#"Skipping resource "db-replica": cluster not ready"#]
+        result_pairs(&rsp),
+        vec![
+            (
+                "SEVERITY_NORMAL".to_owned(),
+                r#"Skipping optional resource "backup": backups disabled by spec"#.to_owned()
+            ),
+            ("SEVERITY_NORMAL".to_owned(), SUCCESS.to_owned()),
+        ]
     );
 }
 
-/// `when=False` without `skip_reason` is an error.
+/// `when=` takes only a `When()`: a bool without the 0.11.0 keywords, a
+/// number, a string or `None` is an error that shows the form.
 #[test]
-fn when_false_needs_a_skip_reason() {
-    let msg = script_error(&run("Resource('x', {'kind':'K'}, when=False)", "{}"));
-    assert!(
-        msg.contains("skip_reason is required when when=False"),
-        "{msg}"
-    );
-}
-
-/// `when` must be a bool: 1, a string or `None` is an error.
-#[test]
-fn when_must_be_a_bool() {
-    for when in ["1", "'yes'", "None"] {
+fn when_must_be_a_when_value() {
+    for (when, ty) in [
+        ("False", "bool"),
+        ("1", "int"),
+        ("'yes'", "string"),
+        ("None", "NoneType"),
+    ] {
         let msg = script_error(&run(
-            &format!("Resource('x', {{'kind':'K'}}, when={when}, skip_reason='r')"),
+            &format!("Resource('x', {{'kind':'K'}}, when={when})"),
             "{}",
         ));
-        assert!(msg.contains("when must be bool"), "when={when}: {msg}");
+        let want = format!(
+            r#"Resource("x"): when must be a When() value, e.g. When(True, "reason", keep_if_exists=False), got {ty}"#
+        );
+        assert!(msg.contains(&want), "when={when}: {msg}");
     }
 }
 
-/// `skip_reason` without `when` is accepted and ignored: the resource is
-/// emitted, without a warning.
+/// `When()` checks its arguments in Go's order, with Go's words.
 #[test]
-fn a_skip_reason_without_when_is_accepted_and_ignored() {
-    let rsp = ok(run("Resource('x', {'kind':'K'}, skip_reason='r')", "{}"));
-    assert!(has(&rsp, "x"));
-    assert!(warnings(&rsp).is_empty());
+fn when_arguments_are_checked() {
+    let cases = [
+        (
+            "When(1, 'r', keep_if_exists=False)",
+            "when: condition must be bool, got int",
+        ),
+        (
+            "When(True, 'r', keep_if_exists=None)",
+            "when: keep_if_exists must be bool, got NoneType",
+        ),
+        (
+            "When(True, 'r', False, optional='yes')",
+            "when: optional must be bool, got string",
+        ),
+        (
+            "When(True, '', keep_if_exists=False)",
+            "when: reason must not be empty",
+        ),
+        (
+            "When(True, 'r')",
+            "When: missing argument for keep_if_exists",
+        ),
+        (
+            "When(True, 3, False)",
+            "When: for parameter reason: got int, want string",
+        ),
+        (
+            "When(1, '', keep_if_exists=2)",
+            "when: condition must be bool, got int",
+        ),
+    ];
+    for (call, want) in cases {
+        let msg = script_error(&run(&format!("w = {call}"), "{}"));
+        assert!(msg.contains(want), "{call}: {msg}");
+    }
 }
 
-/// A `None` body skips the resource with a warning that points to
-/// `preserve_observed`, and gates readiness.
+/// A `When` prints as Go prints it, shows its four arguments, is truthy as
+/// its condition and cannot be hashed.
+#[test]
+fn a_when_value_behaves_as_in_go() {
+    let rsp = ok(run(
+        r#"
+w = When(False, "no users", keep_if_exists=True, optional=True)
+dxr["status"] = {
+    "str": str(w),
+    "type": type(w),
+    "dir": dir(w),
+    "attrs": [w.condition, w.reason, w.keep_if_exists, w.optional],
+    "truth": [bool(w), bool(When(True, "r", False))],
+}
+"#,
+        "{}",
+    ));
+    assert_eq!(
+        rsp["desired"]["composite"]["resource"]["status"],
+        json!({
+            "str": r#"When(False, "no users", keep_if_exists=True, optional=True)"#,
+            "type": "When",
+            "dir": ["condition", "keep_if_exists", "optional", "reason"],
+            "attrs": [false, "no users", true, true],
+            "truth": [false, true],
+        })
+    );
+    let msg = script_error(&run("d = {When(True, 'r', False): 1}", "{}"));
+    assert!(msg.contains("unhashable type: When"), "{msg}");
+}
+
+/// A `None` body skips the resource with a Warning that points to
+/// `keep_if_exists`, and gates readiness.
 #[test]
 fn a_none_body_skips_and_gates() {
     let rsp = ok(run("Resource('db', None)", "{}"));
@@ -1312,7 +1409,7 @@ fn a_none_body_skips_and_gates() {
     assert_eq!(
         warnings(&rsp),
         vec![
-            "Skipping resource \"db\": body is None. If this resource exists, it will be removed from desired state. Set preserve_observed=True to re-emit the observed body when body is None."
+            "Skipping resource \"db\": body is None. If this resource exists, it will be removed from desired state. Use When() with keep_if_exists=True to re-emit the observed body."
         ]
     );
     assert_eq!(composite_ready(&rsp), "READY_FALSE");
@@ -1359,9 +1456,221 @@ fn preserved_db_body() -> Value {
     })
 }
 
+/// `keep_if_exists=True` re-emits the observed body instead of the given
+/// one, without server-side metadata and status, with unspecified
+/// readiness, a Warning and no gating.
+#[test]
+fn keep_if_exists_re_emits_the_cleaned_observed_body() {
+    let rsp = ok(run_json(
+        "Resource('db', {'kind':'Ignored'}, when=When(False, 'config unavailable', keep_if_exists=True))",
+        &observed_db(),
+    ));
+    assert_eq!(body(&rsp, "db"), &preserved_db_body());
+    assert_eq!(resource_ready(&rsp, "db"), "READY_UNSPECIFIED");
+    assert_eq!(
+        warnings(&rsp),
+        vec![r#"Preserving resource "db": observed body emitted, gated by when=False"#]
+    );
+    assert!(conditions(&rsp).is_empty(), "{rsp:#}");
+    assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
+}
+
+/// `keep_if_exists=True` with nothing observed skips with the gate's
+/// reason: gating, or optional when the gate says so.
+#[test]
+fn keep_if_exists_without_an_observed_body_skips() {
+    let rsp = ok(run(
+        "Resource('db', None, when=When(False, 'config unavailable', keep_if_exists=True))",
+        "{}",
+    ));
+    assert!(!has(&rsp, "db"));
+    assert_eq!(
+        warnings(&rsp),
+        vec![r#"Skipping resource "db": config unavailable"#]
+    );
+    assert_eq!(composite_ready(&rsp), "READY_FALSE");
+    let rsp = ok(run(
+        "Resource('db', None, when=When(False, 'config unavailable', keep_if_exists=True, optional=True))",
+        "{}",
+    ));
+    assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
+    assert!(warnings(&rsp).is_empty(), "{rsp:#}");
+}
+
+/// The spec's transitive skip: `app` depends on `db`, which waits for the
+/// cluster; both are pending, in one condition.
+#[test]
+fn depending_on_a_skipped_resource_skips_transitively() {
+    let rsp = ok(run(
+        r#"
+cluster_ready = False
+body = {"apiVersion": "v1", "kind": "ConfigMap"}
+db = Resource("db", body, when=When(cluster_ready, "cluster pending", keep_if_exists=False))
+Resource("app", body, depends_on=[db])
+"#,
+        "{}",
+    ));
+    assert!(!has(&rsp, "app") && !has(&rsp, "db"), "{rsp:#}");
+    assert_eq!(composite_ready(&rsp), "READY_FALSE");
+    let cs = readiness_conditions(&rsp);
+    assert_eq!(cs.len(), 1, "{rsp:#}");
+    assert_eq!(cs[0]["reason"], "PendingConditionalResources");
+    assert_eq!(
+        cs[0]["message"],
+        r#"Pending resources: "db" (cluster pending); "app" (depends on skipped "db")"#
+    );
+    assert!(usages(&rsp).is_empty());
+}
+
+/// Every skip propagates, an optional one too, bare or in a field-path
+/// pair; the dependent's skip holds the XR back. `None` is still ignored.
+#[test]
+fn an_optional_skip_skips_its_dependents_too() {
+    for dependency in ["up", "(up, 'status.id')"] {
+        let rsp = ok(run(
+            &format!(
+                "up = Resource('up', {{'kind':'U'}}, when=When(False, 'off', keep_if_exists=False, optional=True))\nResource('down', {{'kind':'D'}}, depends_on=[{dependency}, None])"
+            ),
+            "{}",
+        ));
+        assert!(!has(&rsp, "down"), "{dependency}: {rsp:#}");
+        assert_eq!(composite_ready(&rsp), "READY_FALSE", "{dependency}");
+        assert_eq!(
+            readiness_conditions(&rsp)[0]["message"],
+            r#"Pending resources: "down" (depends on skipped "up")"#
+        );
+    }
+}
+
+/// A `SkippedRef` of a `When()` skip has only a name, and is falsy.
+#[test]
+fn a_skipped_ref_has_a_name_only() {
+    let rsp = ok(run(
+        "s = Resource('gone', None)\ndxr['status'] = {'dir': dir(s), 'name': s.name, 'truth': bool(s), 'type': type(s)}",
+        "{}",
+    ));
+    assert_eq!(
+        rsp["desired"]["composite"]["resource"]["status"],
+        json!({"dir": ["name"], "name": "gone", "truth": false, "type": "SkippedRef"})
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Conditional resources: the 0.11.0 keywords still work, with one Warning
+
+/// The Warning a script written with the 0.11.0 gating keywords gets.
+fn legacy(name: &str, keywords: &str, replacement: &str) -> String {
+    format!(
+        "Resource({name:?}) gates with the keywords of function-starlark 0.11.0 ({keywords}): {replacement}"
+    )
+}
+
+/// `when=False, skip_reason=` skips and gates as in 0.11.0, plus the
+/// Warning naming the `When()` that replaces it.
+#[test]
+fn a_legacy_when_false_skips_and_gates_readiness() {
+    let rsp = ok(run(
+        "Resource('db-replica', None, when=False, skip_reason='cluster not ready')",
+        "{}",
+    ));
+    assert!(!has(&rsp, "db-replica"));
+    assert_eq!(composite_ready(&rsp), "READY_FALSE");
+    assert_eq!(
+        readiness_conditions(&rsp)[0]["message"],
+        "Pending resources: \"db-replica\" (cluster not ready)"
+    );
+    assert_eq!(
+        warnings(&rsp),
+        vec![
+            r#"Skipping resource "db-replica": cluster not ready"#.to_owned(),
+            legacy(
+                "db-replica",
+                "when=False, skip_reason=",
+                r#"write when=When(False, "cluster not ready", keep_if_exists=False) instead"#
+            ),
+        ]
+    );
+}
+
+/// A legacy `optional=True` skip warns as 0.11.0 did, does not gate, and
+/// holds no dependent back; its `SkippedRef` still has `.optional`.
+#[test]
+fn a_legacy_optional_skip_does_not_gate_readiness_or_dependents() {
+    let rsp = ok(run(
+        "up = Resource('up', None, when=False, skip_reason='off', optional=True)\nResource('down', {'kind':'D'}, depends_on=[up, None])\ndxr['status'] = {'optional': up.optional, 'dir': dir(up)}",
+        "{}",
+    ));
+    assert!(has(&rsp, "down"));
+    assert!(usages(&rsp).is_empty(), "{rsp:#}");
+    assert!(conditions(&rsp).is_empty(), "{rsp:#}");
+    assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
+    assert_eq!(
+        rsp["desired"]["composite"]["resource"]["status"],
+        json!({"optional": true, "dir": ["name", "optional"]})
+    );
+    assert_eq!(
+        warnings(&rsp),
+        vec![
+            r#"Skipping resource "up": off"#.to_owned(),
+            legacy(
+                "up",
+                "when=False, skip_reason=, optional=",
+                r#"write when=When(False, "off", keep_if_exists=False, optional=True) instead"#
+            ),
+        ]
+    );
+}
+
+/// The one Warning counts the calls after the first.
+#[test]
+fn the_legacy_warning_is_one_for_the_whole_script() {
+    let rsp = ok(run(
+        "Resource('a', None, when=False, skip_reason='r')\nResource('b', None, when=False, skip_reason='r')\nResource('c', {'kind':'K'}, when=True)",
+        "{}",
+    ));
+    let ws = warnings(&rsp);
+    assert_eq!(ws.len(), 3, "{ws:?}");
+    assert_eq!(
+        ws[2],
+        legacy(
+            "a",
+            "when=False, skip_reason=",
+            r#"write when=When(False, "r", keep_if_exists=False) instead; 2 more Resource() calls in this script use those keywords"#
+        )
+    );
+    assert!(has(&rsp, "c"));
+}
+
+/// A legacy bool `when` must still be a bool next to the keywords.
+#[test]
+fn a_legacy_when_must_be_a_bool() {
+    for when in ["1", "'yes'", "None"] {
+        let msg = script_error(&run(
+            &format!("Resource('x', {{'kind':'K'}}, when={when}, skip_reason='r')"),
+            "{}",
+        ));
+        assert!(msg.contains("when must be bool"), "when={when}: {msg}");
+    }
+}
+
+/// `skip_reason` without `when` is accepted and ignored, as in 0.11.0:
+/// the resource is emitted; the Warning says to drop it.
+#[test]
+fn a_skip_reason_without_when_is_accepted_and_ignored() {
+    let rsp = ok(run("Resource('x', {'kind':'K'}, skip_reason='r')", "{}"));
+    assert!(has(&rsp, "x"));
+    assert_eq!(
+        warnings(&rsp),
+        vec![legacy(
+            "x",
+            "skip_reason=",
+            "drop them: without when=False and with a body they change nothing"
+        )]
+    );
+}
+
 /// A `None` body with `preserve_observed=True` re-emits the observed body
-/// without server-side metadata and status, with unspecified readiness, a
-/// warning and no gating.
+/// as 0.11.0 did.
 #[test]
 fn preserve_observed_re_emits_the_cleaned_observed_body() {
     let rsp = ok(run_json(
@@ -1372,7 +1681,14 @@ fn preserve_observed_re_emits_the_cleaned_observed_body() {
     assert_eq!(resource_ready(&rsp, "db"), "READY_UNSPECIFIED");
     assert_eq!(
         warnings(&rsp),
-        vec![r#"Preserving resource "db": body=None, emitting observed body"#]
+        vec![
+            r#"Preserving resource "db": body=None, emitting observed body"#.to_owned(),
+            legacy(
+                "db",
+                "preserve_observed=",
+                r#"write when=When(body != None, "why it is skipped", keep_if_exists=True) instead"#
+            ),
+        ]
     );
     assert!(conditions(&rsp).is_empty(), "{rsp:#}");
     assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
@@ -1385,8 +1701,8 @@ fn preserve_observed_without_an_observed_body_skips_and_gates() {
     let rsp = ok(run("Resource('db', None, preserve_observed=True)", "{}"));
     assert!(!has(&rsp, "db"));
     assert_eq!(
-        warnings(&rsp),
-        vec![r#"Skipping resource "db": not found in observed state"#]
+        warnings(&rsp)[0],
+        r#"Skipping resource "db": not found in observed state"#
     );
     assert_eq!(composite_ready(&rsp), "READY_FALSE");
     assert_eq!(
@@ -1395,79 +1711,55 @@ fn preserve_observed_without_an_observed_body_skips_and_gates() {
     );
 }
 
-/// `when=False` with `preserve_observed=True` emits the observed body instead
-/// of the given one, with a warning.
+/// `when=False` with `preserve_observed=True` emits the observed body
+/// instead of the given one; with nothing observed it skips, saying why
+/// or giving the `skip_reason`.
 #[test]
-fn when_false_with_preserve_observed_emits_the_observed_body() {
+fn when_false_with_preserve_observed() {
     let rsp = ok(run_json(
         "Resource('db', {'kind':'Ignored'}, when=False, preserve_observed=True)",
         &observed_db(),
     ));
     assert_eq!(body(&rsp, "db"), &preserved_db_body());
     assert_eq!(
-        warnings(&rsp),
-        vec![r#"Preserving resource "db": observed body emitted, gated by when=False"#]
+        warnings(&rsp)[0],
+        r#"Preserving resource "db": observed body emitted, gated by when=False"#
     );
-}
-
-/// `when=False` with `preserve_observed=True` and nothing observed skips the
-/// resource; the warning says why, or gives the `skip_reason` when there is
-/// one.
-#[test]
-fn when_false_with_preserve_observed_and_nothing_observed_skips() {
     let rsp = ok(run(
         "Resource('db', {'kind':'K'}, when=False, preserve_observed=True)",
         "{}",
     ));
     assert!(!has(&rsp, "db"));
     assert_eq!(
-        warnings(&rsp),
-        vec![
-            r#"Skipping resource "db": gated by when=False, not found in observed state (preserve_observed=True)"#
-        ]
+        warnings(&rsp)[0],
+        r#"Skipping resource "db": gated by when=False, not found in observed state (preserve_observed=True)"#
     );
     let rsp = ok(run(
         "Resource('db', {'kind':'K'}, when=False, preserve_observed=True, skip_reason='feature disabled')",
         "{}",
     ));
     assert_eq!(
-        warnings(&rsp),
-        vec![r#"Skipping resource "db": feature disabled"#]
+        warnings(&rsp)[0],
+        r#"Skipping resource "db": feature disabled"#
+    );
+}
+
+/// `When()` and the 0.11.0 keywords do not mix: both generations refuse
+/// such a call.
+#[test]
+fn when_and_the_legacy_keywords_do_not_mix() {
+    let msg = script_error(&run(
+        "Resource('x', {'kind':'K'}, when=When(False, 'r', keep_if_exists=False), optional=True)",
+        "{}",
+    ));
+    assert!(
+        msg.contains(r#"Resource("x"): when=When(...) replaces skip_reason=, preserve_observed= and optional=: drop them (optional= goes into When())"#),
+        "{msg}"
     );
 }
 
 // ---------------------------------------------------------------------------
 // Dependencies
-
-/// A resource that depends on a skipped one is skipped too: both are named in
-/// the one readiness condition, and no Usage is made.
-#[test]
-fn depending_on_a_skipped_resource_skips_transitively() {
-    let rsp = ok(run(
-        "b = Resource('b', None, when=False, skip_reason='upstream pending')\nResource('a', {'kind':'A'}, depends_on=[b])",
-        "{}",
-    ));
-    assert!(!has(&rsp, "a") && !has(&rsp, "b"), "{rsp:#}");
-    let cs = readiness_conditions(&rsp);
-    assert_eq!(cs.len(), 1, "{rsp:#}");
-    assert_eq!(cs[0]["reason"], "PendingConditionalResources");
-    let msg = cs[0]["message"].as_str().unwrap_or_default();
-    assert!(msg.contains("\"a\"") && msg.contains("\"b\""), "{msg}");
-    assert!(usages(&rsp).is_empty());
-}
-
-/// A dependency on an optional skip or on `None` is ignored: the dependent is
-/// emitted, with no Usage and no condition.
-#[test]
-fn depending_on_an_optional_skip_or_none_is_ignored() {
-    let rsp = ok(run(
-        "up = Resource('up', None, when=False, skip_reason='off', optional=True)\nResource('down', {'kind':'D'}, depends_on=[up, None])",
-        "{}",
-    ));
-    assert!(has(&rsp, "down"));
-    assert!(usages(&rsp).is_empty(), "{rsp:#}");
-    assert!(conditions(&rsp).is_empty(), "{rsp:#}");
-}
 
 /// Malformed `depends_on` elements are errors: a tuple whose first element is
 /// not a reference, a number, a one-element tuple, an empty field path.
@@ -1510,11 +1802,12 @@ fn an_empty_depends_on_records_nothing() {
     assert_eq!(ttl(&rsp), Some("60s"));
 }
 
-fn usage_body(api_version: &str) -> Value {
+/// The Usage protecting `db` while `app` exists. It has no `metadata`:
+/// Crossplane names it after the composite.
+fn usage_body(api_version: &str, kind: &str) -> Value {
     json!({
         "apiVersion": api_version,
-        "kind": "Usage",
-        "metadata": {"name": "usage-c2727553"},
+        "kind": kind,
         "spec": {
             "replayDeletion": true,
             "of": {
@@ -1543,7 +1836,7 @@ fn a_satisfied_dependency_emits_both_resources_and_a_usage() {
     assert!(has(&rsp, "db") && has(&rsp, "app"), "{rsp:#}");
     assert_eq!(
         body(&rsp, "usage-c2727553"),
-        &usage_body("protection.crossplane.io/v1beta1")
+        &usage_body("protection.crossplane.io/v1beta1", "ClusterUsage")
     );
     assert_eq!(resource_ready(&rsp, "usage-c2727553"), "READY_TRUE");
     assert_eq!(ttl(&rsp), None);
@@ -1566,11 +1859,16 @@ fn the_usage_api_version_follows_the_spec_then_the_environment() {
     let f = function_with("/scripts", env_v1, Metrics::default());
     let plain = common::function();
     let cases = [
-        (&plain, "v1", "apiextensions.crossplane.io/v1beta1"),
-        (&f, "garbage", "protection.crossplane.io/v1beta1"),
-        (&f, "", "apiextensions.crossplane.io/v1beta1"),
+        (&plain, "v1", "apiextensions.crossplane.io/v1beta1", "Usage"),
+        (
+            &f,
+            "garbage",
+            "protection.crossplane.io/v1beta1",
+            "ClusterUsage",
+        ),
+        (&f, "", "apiextensions.crossplane.io/v1beta1", "Usage"),
     ];
-    for (function, selector, want) in cases {
+    for (function, selector, want, kind) in cases {
         let rsp = ok(handle(
             function,
             &req,
@@ -1580,7 +1878,34 @@ fn the_usage_api_version_follows_the_spec_then_the_environment() {
         ));
         assert_eq!(
             body(&rsp, "usage-c2727553"),
-            &usage_body(want),
+            &usage_body(want, kind),
+            "usageAPIVersion={selector:?}"
+        );
+    }
+}
+
+/// On the v2 API a namespaced composite's resources are protected by a
+/// `Usage`, a cluster-scoped one's by a `ClusterUsage`; the v1 API has one
+/// kind.
+#[test]
+fn the_usage_kind_follows_the_composites_scope() {
+    let mut req = observing(json!({"db": ready_synced("Database")}));
+    req["observed"]["composite"] =
+        json!({"resource": {"metadata": {"name": "x", "namespace": "team-a"}}});
+    for (selector, want, kind) in [
+        ("v2", "protection.crossplane.io/v1beta1", "Usage"),
+        ("v1", "apiextensions.crossplane.io/v1beta1", "Usage"),
+    ] {
+        let rsp = ok(handle(
+            &common::function(),
+            &req.to_string(),
+            Some(input(
+                json!({"source": DB_APP, "usageAPIVersion": selector}),
+            )),
+        ));
+        assert_eq!(
+            body(&rsp, "usage-c2727553"),
+            &usage_body(want, kind),
             "usageAPIVersion={selector:?}"
         );
     }
@@ -1647,7 +1972,51 @@ fn an_already_observed_dependent_is_never_deferred() {
             .any(|w| w.starts_with("Creation sequencing")),
         "{rsp:#}"
     );
-    assert!(readiness_conditions(&rsp).is_empty(), "{rsp:#}");
+    assert_eq!(
+        readiness_conditions(&rsp),
+        vec![json!({
+            "type": "ComposedResourcesReady",
+            "status": "STATUS_CONDITION_TRUE",
+            "reason": "AllReady",
+            "message": "All sequenced dependencies are ready",
+            "target": "TARGET_COMPOSITE_AND_CLAIM",
+        })]
+    );
+    assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
+}
+
+/// A provider-kubernetes `Object` is ready when every condition of the
+/// object it manages is `True`; while that object reports none, the
+/// `Object`'s own `Ready` and `Synced` decide.
+#[test]
+fn a_kubernetes_object_dependency_waits_for_its_manifests_conditions() {
+    let source = "cfg = Resource('cfg', {'apiVersion': 'kubernetes.crossplane.io/v1alpha2', 'kind': 'Object'})\nResource('app', {'apiVersion': 'v1', 'kind': 'App'}, depends_on=[cfg])";
+    let object = |nested: Value| {
+        observing(json!({"cfg": {"resource": {
+            "apiVersion": "kubernetes.crossplane.io/v1alpha2",
+            "kind": "Object",
+            "status": {
+                "conditions": [{"type": "Ready", "status": "True"}, {"type": "Synced", "status": "True"}],
+                "atProvider": {"manifest": {"status": {"conditions": nested}}},
+            },
+        }}}))
+    };
+    let all_true =
+        json!([{"type": "Available", "status": "True"}, {"type": "Progressing", "status": "True"}]);
+    let rsp = ok(run_json(source, &object(all_true)));
+    assert!(has(&rsp, "app"), "{rsp:#}");
+    let one_false = json!([{"type": "Available", "status": "False"}, {"type": "Progressing", "status": "True"}]);
+    let rsp = ok(run_json(source, &object(one_false)));
+    assert!(!has(&rsp, "app"), "{rsp:#}");
+    assert_eq!(
+        readiness_conditions(&rsp)[0]["message"],
+        r#"Waiting on dependencies: "app" ("cfg" nested resource conditions not all True)"#
+    );
+    let not_a_dict = json!(["True"]);
+    assert!(!has(&ok(run_json(source, &object(not_a_dict))), "app"));
+    // No nested conditions: the Object's own Ready=True and Synced=True.
+    let rsp = ok(run_json(source, &object(json!([]))));
+    assert!(has(&rsp, "app"), "{rsp:#}");
 }
 
 /// `sequencingTTL` sets the TTL while resources are deferred.
@@ -1912,13 +2281,17 @@ fn set_response_ttl_sets_or_clears_the_ttl_and_beats_sequencing() {
 // ---------------------------------------------------------------------------
 // skip_resource
 
-/// `skip_resource()` warns without gating readiness or removing an earlier
-/// step's desired entry.
+/// `skip_resource()` records a Normal event without gating readiness or
+/// removing an earlier step's desired entry.
 #[test]
-fn skip_resource_warns_without_gating_or_removing() {
+fn skip_resource_announces_without_gating_or_removing() {
     let yaml = "desired: {resources: {old: {resource: {apiVersion: v1, kind: Old}}}}";
     let rsp = ok(run("skip_resource('old', 'migrated')", yaml));
-    assert_eq!(warnings(&rsp), vec![r#"Skipping resource "old": migrated"#]);
+    assert!(warnings(&rsp).is_empty(), "{rsp:#}");
+    assert_eq!(
+        messages(&rsp, "SEVERITY_NORMAL")[0],
+        r#"Skipping optional resource "old": migrated"#
+    );
     assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
     assert!(conditions(&rsp).is_empty(), "{rsp:#}");
     assert_eq!(
@@ -1940,18 +2313,21 @@ fn skip_resource_refuses_emitted_names_and_deduplicates() {
         "skip_resource('x','r1')\nskip_resource('x','r1')",
         "{}",
     ));
-    assert_eq!(warnings(&rsp), vec![r#"Skipping resource "x": r1"#]);
+    assert_eq!(
+        messages(&rsp, "SEVERITY_NORMAL"),
+        vec![r#"Skipping optional resource "x": r1"#, SUCCESS]
+    );
 }
 
-/// A `when=False` skip of a name already skipped by `skip_resource()` adds no
-/// warning and no gating.
+/// A gating skip of a name already skipped by `skip_resource()` adds no
+/// event and no gating.
 #[test]
 fn a_later_gating_skip_of_an_already_skipped_name_does_nothing() {
     let rsp = ok(run(
-        "skip_resource('x', 'r')\nResource('x', None, when=False, skip_reason='s')",
+        "skip_resource('x', 'r')\nResource('x', None, when=When(False, 's', keep_if_exists=False))",
         "{}",
     ));
-    assert_eq!(warnings(&rsp), vec![r#"Skipping resource "x": r"#]);
+    assert!(warnings(&rsp).is_empty(), "{rsp:#}");
     assert!(conditions(&rsp).is_empty(), "{rsp:#}");
     assert_eq!(composite_ready(&rsp), "READY_UNSPECIFIED");
 }

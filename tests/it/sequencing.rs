@@ -79,7 +79,7 @@ impl Cluster {
         if let Some(resources) = response["desired"]["resources"].as_object() {
             for (name, r) in resources {
                 let body = r["resource"].clone();
-                if body["kind"] == "Usage" {
+                if matches!(body["kind"].as_str(), Some("Usage" | "ClusterUsage")) {
                     let label = |side: &str| {
                         body["spec"][side]["resourceSelector"]["matchLabels"]
                             ["function-starlark.crossplane.io/resource-name"]
@@ -156,7 +156,8 @@ fn a_three_level_chain_is_created_one_level_per_round() {
             assert_eq!(round.response["meta"]["ttl"], "10s");
         } else {
             assert_eq!(round.ready, "READY_UNSPECIFIED", "round {i}");
-            assert_eq!(round.gate, None);
+            // Converged: a True condition replaces the earlier rounds' False.
+            assert_eq!(round.gate.as_deref(), Some("AllReady"));
             assert!(
                 round.response["meta"].get("ttl").is_none(),
                 "converged: no TTL"
@@ -228,20 +229,27 @@ fn a_field_path_dependency_waits_for_the_field() {
 }
 
 #[test]
-fn a_skipped_dependency_skips_its_dependents_unless_optional() {
-    let gated = format!(
-        "cache = Resource('cache', {c}, when=False, skip_reason='not in this tier')\nResource('app', {a}, depends_on=[cache])\n",
-        c = body("Cache"),
-        a = body("App"),
-    );
-    let mut cluster = Cluster::new(0);
-    for _ in 0..2 {
-        let round = cluster.reconcile(&gated);
-        assert!(round.desired.is_empty());
-        assert!(round.usages.is_empty());
-        assert_eq!(round.ready, "READY_FALSE");
-        assert_eq!(round.gate.as_deref(), Some("PendingConditionalResources"));
+fn a_skipped_dependency_skips_its_dependents_even_when_optional() {
+    for optional in ["False", "True"] {
+        let gated = format!(
+            "cache = Resource('cache', {c}, when=When(False, 'not in this tier', keep_if_exists=False, optional={optional}))\nResource('app', {a}, depends_on=[cache])\n",
+            c = body("Cache"),
+            a = body("App"),
+        );
+        let mut cluster = Cluster::new(0);
+        for _ in 0..2 {
+            let round = cluster.reconcile(&gated);
+            assert!(round.desired.is_empty());
+            assert!(round.usages.is_empty());
+            assert_eq!(round.ready, "READY_FALSE");
+            assert_eq!(round.gate.as_deref(), Some("PendingConditionalResources"));
+        }
     }
+}
+
+/// With 0.11.0's keywords an optional skip still holds no dependent back.
+#[test]
+fn a_legacy_optional_skip_holds_no_dependent_back() {
     let optional = format!(
         "cache = Resource('cache', {c}, when=False, skip_reason='not in this tier', optional=True)\nResource('app', {a}, depends_on=[cache])\n",
         c = body("Cache"),

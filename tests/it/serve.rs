@@ -139,8 +139,8 @@ fn plaintext_calls_get_desired_resources_and_bad_input_gets_fatal_results() {
         let body = common::json(&rsp)["desired"]["resources"]["bucket"]["resource"].clone();
         assert_eq!(body["spec"]["forProvider"]["region"], "eu-west-1");
         assert_eq!(
-            body["metadata"]["labels"]["crossplane.io/composite"],
-            "xr-1"
+            body["metadata"]["labels"]["function-starlark.crossplane.io/resource-name"],
+            "bucket"
         );
 
         let mut missing_source = request("");
