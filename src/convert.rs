@@ -322,9 +322,9 @@ pub fn value_to_pb(v: Value, opts: ToPb) -> Result<PbValue, ConvertError> {
 }
 
 /// The entries of any dict-like value (plain dict, attribute-dict, schema
-/// dict), with string keys checked. `None` when `v` is not dict-like.
+/// dict, mutable struct), with string keys checked. `None` when `v` is not dict-like.
 pub fn dict_entries(v: Value<'_>) -> Option<Result<Vec<(String, Value<'_>)>, ConvertError>> {
-    let v = crate::values::schema_dict::inner_dict(v).unwrap_or(v);
+    let v = crate::values::mutable_struct::composed_dict(v);
     if let Some(entries) = Entries::of(v) {
         return Some(Ok(
             entries.with(|m| m.iter().map(|(k, v)| (k.clone(), *v)).collect())

@@ -3,6 +3,7 @@
 pub mod attr_dict;
 pub mod mapping;
 pub mod module;
+pub mod mutable_struct;
 pub mod range;
 pub mod refs;
 pub mod schema;

@@ -19,6 +19,7 @@ use crate::go::args::want_string;
 use crate::go::quote::go_quote;
 use crate::go::types::go_type;
 use crate::values::mapping::{Lookup, entries, is_mapping, lookup};
+use crate::values::mutable_struct::backing_dict;
 
 /// How deep `deep_merge` and `compact` descend.
 const MAX_DEPTH: usize = 32;
@@ -32,7 +33,13 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
 
 /// The entries of a dict-like argument, or `FN: got T, want dict`.
 fn dict_arg<'v>(fn_name: &str, v: Value<'v>, heap: Heap<'v>) -> anyhow::Result<Entries<'v>> {
-    entries(v, heap).ok_or_else(|| anyhow!("{fn_name}: got {}, want dict", go_type(v)))
+    entries(fields(v), heap).ok_or_else(|| anyhow!("{fn_name}: got {}, want dict", go_type(v)))
+}
+
+/// A mutable struct is read as the dict of its fields by every member
+/// of this module; any other value as it is.
+fn fields(v: Value<'_>) -> Value<'_> {
+    backing_dict(v).unwrap_or(v)
 }
 
 /// Binds a call the way go.starlark.net's `UnpackArgs` does (`?` marks the
@@ -102,9 +109,9 @@ fn deep_merge_two<'v>(
     let mut out = new_dict(base);
     for (k, v) in over {
         let merged = match out.get_hashed(k) {
-            Some(existing) if is_mapping(existing) && is_mapping(v) => {
-                let base = entries(existing, heap).unwrap_or_default();
-                let over = entries(v, heap).unwrap_or_default();
+            Some(existing) if is_mapping(fields(existing)) && is_mapping(fields(v)) => {
+                let base = entries(fields(existing), heap).unwrap_or_default();
+                let over = entries(fields(v), heap).unwrap_or_default();
                 heap.alloc(deep_merge_two(base, over, depth + 1, heap)?)
             }
             _ => v,
@@ -160,7 +167,7 @@ fn compact_value<'v>(
             (v, false)
         });
     }
-    if let Some(items) = entries(v, heap) {
+    if let Some(items) = entries(fields(v), heap) {
         let (out, _) = compact_entries(items, depth + 1, heap)?;
         return Ok((heap.alloc(out), true));
     }
@@ -285,9 +292,10 @@ fn dict_members(builder: &mut GlobalsBuilder) {
         const FN: &str = "dict.pick";
         let [d, keys] = bind(FN, args, kwargs, ["d", "keys"])?;
         let (d, keys) = (required(d), key_list(required(keys)));
-        if !is_mapping(d) {
+        if !is_mapping(fields(d)) {
             return Err(anyhow!("{FN}: got {}, want dict", go_type(d)));
         }
+        let d = fields(d);
         check_key_strings(FN, &keys)?;
         let mut out = Dict::new(SmallMap::with_capacity(keys.len()));
         for key in keys {
@@ -368,7 +376,7 @@ fn dict_members(builder: &mut GlobalsBuilder) {
         let default = default.unwrap_or_else(Value::new_none);
         let mut current = required(d);
         for segment in segments {
-            match lookup(current, segment) {
+            match lookup(fields(current), segment) {
                 Lookup::Found(v) => current = v,
                 Lookup::Missing | Lookup::NotMapping => return Ok(default),
             }
@@ -394,7 +402,7 @@ fn dict_members(builder: &mut GlobalsBuilder) {
         let segments = path_segments(FN, required(path))?;
         let mut current = required(d);
         for segment in segments {
-            match lookup(current, segment) {
+            match lookup(fields(current), segment) {
                 Lookup::Found(v) => current = v,
                 Lookup::Missing | Lookup::NotMapping => return Ok(false),
             }

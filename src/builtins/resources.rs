@@ -456,7 +456,8 @@ type Labels = Vec<(String, String)>;
 fn label_edits(name: &str, labels: Option<Value>) -> Result<Labels, String> {
     let mut set: Labels = Vec::new();
     if let Some(v) = labels {
-        if DictRef::from_value(v).is_none() && !is_attr_dict(v) {
+        let plain = crate::values::mutable_struct::backing_dict(v).unwrap_or(v);
+        if DictRef::from_value(plain).is_none() && !is_attr_dict(plain) {
             return Err(format!("labels must be dict or None, got {}", v.get_type()));
         }
         set.extend(string_map(v, "labels")?);

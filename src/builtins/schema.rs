@@ -6,7 +6,7 @@ use anyhow::anyhow;
 use starlark::collections::SmallMap;
 use starlark::environment::GlobalsBuilder;
 use starlark::starlark_module;
-use starlark::values::dict::DictRef;
+use starlark::values::dict::{Dict, DictRef};
 use starlark::values::list::ListRef;
 use starlark::values::tuple::UnpackTuple;
 use starlark::values::{Heap, Value};
@@ -15,7 +15,10 @@ use crate::go::args::GoArgs;
 use crate::go::args::want_string;
 use crate::go::quote::go_quote;
 use crate::go::types::go_type;
-use crate::values::schema::{Field, FieldGen, PRIMITIVE_TYPES, Schema, SchemaGen};
+use crate::values::mutable_struct::MutableStruct;
+use crate::values::schema::{
+    Field, FieldGen, PRIMITIVE_TYPES, Schema, SchemaGen, aggregate, validate_entries,
+};
 
 /// The `type=` of a field, checked: a str naming a primitive type (or
 /// `""`), or a schema constructor.
@@ -179,6 +182,75 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
             enum_values,
             doc,
         }))
+    }
+
+    /// A struct whose fields can be set (`s.x = 1`) until it is frozen,
+    /// optionally validated against a `schema()`.
+    ///
+    /// `mutable_struct(**fields)` keeps the fields as given.
+    /// `mutable_struct(schema=S, **fields)` validates them as calling `S`
+    /// does (all problems at once, defaults applied), and then every
+    /// assignment: an unknown field, a wrong type or a value outside the
+    /// enum fails; `None` on an optional field restores its default or
+    /// removes it; a dict given to a nested-schema field is validated.
+    /// `a + b` merges two structs (the right side wins, validated against
+    /// the schema either has). A struct is a `Resource()` body, a
+    /// `labels=` value and a `dict.*` argument wherever a dict is, and
+    /// `json.encode` and `yaml.encode` write it as a mapping.
+    ///
+    /// # Returns
+    /// A `mutable_struct`, printed as `mutable_struct(a = 1)` (fields
+    /// sorted) or `NAME(a = 1)` (the schema's order).
+    ///
+    /// # Example
+    /// ```python
+    /// spec = mutable_struct(region = "eu-west-1")
+    /// spec.tier = "gold"
+    /// str(spec)  # 'mutable_struct(region = "eu-west-1", tier = "gold")'
+    /// Spec = schema("Spec", sku = field(type = "string", default = "Standard"))
+    /// typed = mutable_struct(schema = Spec)
+    /// typed.sku  # "Standard"
+    /// ```
+    fn mutable_struct<'v>(
+        #[starlark(args)] args: UnpackTuple<Value<'v>>,
+        #[starlark(kwargs)] kwargs: DictRef<'v>,
+        heap: Heap<'v>,
+    ) -> anyhow::Result<Value<'v>> {
+        if !args.items.is_empty() {
+            return Err(anyhow!("mutable_struct: unexpected positional arguments"));
+        }
+        let mut schema = Value::new_none();
+        let mut fields: Vec<(Value<'v>, Value<'v>)> = Vec::with_capacity(kwargs.len());
+        for (key, value) in kwargs.iter() {
+            if key.unpack_str() == Some("schema") {
+                if Schema::from_value(value).is_none() {
+                    return Err(anyhow!(
+                        "mutable_struct: schema= must be a schema(), got {}",
+                        go_type(value)
+                    ));
+                }
+                schema = value;
+            } else {
+                fields.push((key, value));
+            }
+        }
+        let entries = if let Some(s) = Schema::from_value(schema) {
+            let mut errors = Vec::new();
+            let entries = validate_entries(schema, &fields, "", Some(heap), &mut errors);
+            if !errors.is_empty() {
+                return Err(anyhow!("{}", aggregate(s.name(), &errors)));
+            }
+            entries
+        } else {
+            let mut entries = SmallMap::with_capacity(fields.len());
+            for (key, value) in fields {
+                let key = key.get_hashed().map_err(starlark::Error::into_anyhow)?;
+                entries.insert_hashed(key, value);
+            }
+            entries
+        };
+        let dict = heap.alloc(Dict::new(entries));
+        Ok(heap.alloc(MutableStruct::new(schema, dict, heap)))
     }
 }
 

@@ -28,6 +28,7 @@ pub const SIGNATURES: &[(&str, &str)] = &[
     ("json.encode", "x, /"),
     ("json.encode_indent", "x, /, *, prefix=\"\", indent=\"\\t\""),
     ("json.indent", "s, /, *, prefix=\"\", indent=\"\\t\""),
+    ("mutable_struct", "*, schema=None, **fields"),
     ("range", "start_or_stop, stop=<unset>, step=1, /"),
     ("schema", "name, /, *, doc=\"\", **fields"),
     ("struct", "**fields"),

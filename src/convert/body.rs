@@ -77,7 +77,7 @@ fn entries<'v>(
     v: Value<'v>,
     mut f: impl FnMut(&str, Value<'v>) -> Result<(), ConvertError>,
 ) -> Option<Result<(), ConvertError>> {
-    let v = crate::values::schema_dict::inner_dict(v).unwrap_or(v);
+    let v = crate::values::mutable_struct::composed_dict(v);
     if let Some(entries) = Entries::of(v) {
         return Some(entries.with(|m| m.iter().try_for_each(|(k, v)| f(k, *v))));
     }
@@ -95,16 +95,17 @@ fn entries<'v>(
     )
 }
 
-/// Whether `v` is a dict, an attribute-dict or a schema dict.
+/// Whether `v` is a dict, an attribute-dict, a schema dict or a mutable
+/// struct.
 pub fn is_dict_like(v: Value) -> bool {
-    let v = crate::values::schema_dict::inner_dict(v).unwrap_or(v);
+    let v = crate::values::mutable_struct::composed_dict(v);
     Entries::of(v).is_some() || DictRef::from_value(v).is_some()
 }
 
 /// The entry `key` of a dict-like value, unless it is `None` (which a
 /// converted body drops); `None` when `v` is not dict-like.
 pub fn dict_get<'v>(v: Value<'v>, key: &str) -> Option<Value<'v>> {
-    let v = crate::values::schema_dict::inner_dict(v).unwrap_or(v);
+    let v = crate::values::mutable_struct::composed_dict(v);
     let found = match Entries::of(v) {
         Some(entries) => entries.with(|m| m.get(key).copied()),
         None => DictRef::from_value(v)?.get_str(key),

@@ -169,8 +169,8 @@ fn type_only(actual: &str) -> &str {
 
 /// Go's words for a value of type `kind` without `attribute`.
 fn no_attribute(kind: &str, attribute: &str) -> String {
-    if kind == "struct" {
-        format!("struct has no .{attribute} attribute")
+    if kind == "struct" || kind == "mutable_struct" {
+        format!("{kind} has no .{attribute} attribute")
     } else {
         format!("{kind} has no .{attribute} field or method")
     }

@@ -30,6 +30,7 @@ use crate::go::quote::go_quote;
 use crate::go::types::go_type;
 use crate::values::attr_dict::Entries;
 use crate::values::mapping::{self, Lookup};
+use crate::values::mutable_struct::View as MutableView;
 use crate::values::schema_dict::SchemaDict;
 use crate::values::structs::Record;
 
@@ -233,6 +234,22 @@ impl<'v> Renderer<'v> {
         // Containers that can hold themselves from here on.
         let (open, close) = if ListRef::from_value(v).is_some() {
             ("[", "]")
+        } else if let Some(view) = MutableView::of(v) {
+            let id = v.identity();
+            if !path.insert(id) {
+                out.push_str(&view.opening());
+                out.push_str("...)");
+                return;
+            }
+            steps.push(Step::Owned(view.opening()));
+            for (i, (k, field)) in view.printed_fields().into_iter().enumerate() {
+                let sep = if i > 0 { ", " } else { "" };
+                steps.push(Step::Owned(format!("{sep}{} = ", unreserve(&k))));
+                steps.push(Step::Value(field));
+            }
+            steps.push(Step::Text(")"));
+            steps.push(Step::Leave(id));
+            return;
         } else if SchemaDict::from_value(v).is_some() {
             ("", "")
         } else if DictRef::from_value(v).is_some() || Entries::of(v).is_some() {

@@ -16,6 +16,7 @@ mod engine;
 mod examples;
 mod hostile;
 mod modules;
+mod mutable_struct;
 mod oci;
 mod operability;
 mod package;

@@ -11,6 +11,7 @@ use crate::go::float::format_g;
 use crate::go::names::unreserve;
 use crate::go::quote::go_quote;
 use crate::go::types::go_type;
+use crate::values::mutable_struct::View as MutableView;
 use crate::values::structs::Record;
 
 /// Go's `strconv.Quote` of printable ASCII text, or Go's `json.Marshal` of
@@ -156,6 +157,9 @@ impl<'v> Encoder<'v> {
                 "in field .elems: cannot encode builtin_function_or_method as JSON".to_owned(),
             );
         }
+        if MutableView::of(x).is_some() {
+            return self.emit_mutable_struct(x);
+        }
         if let Some(fields) = attributes(x, self.heap) {
             self.out.push('{');
             for (i, (name, v)) in fields.into_iter().enumerate() {
@@ -170,6 +174,28 @@ impl<'v> Encoder<'v> {
             return Ok(());
         }
         Err(format!("cannot encode {} as JSON", go_type(x)))
+    }
+
+    /// A mutable struct, as go.starlark.net encodes any value with
+    /// attributes: every name `dir()` lists, sorted, so that a schema's
+    /// field left unset fails (it is listed, and has no value).
+    fn emit_mutable_struct(&mut self, x: Value<'v>) -> Result<(), String> {
+        self.out.push('{');
+        for (i, name) in x.dir_attr().into_iter().enumerate() {
+            let Ok(Some(v)) = x.get_attr(&name, self.heap) else {
+                return Err(format!(
+                    "cannot access attribute mutable_struct.{name}: mutable_struct has no .{name} attribute"
+                ));
+            };
+            if i > 0 {
+                self.out.push(',');
+            }
+            quote_json_string(&name, &mut self.out);
+            self.out.push(':');
+            self.emit(v).map_err(|e| format!("in field .{name}: {e}"))?;
+        }
+        self.out.push('}');
+        Ok(())
     }
 
     fn emit_mapping(

@@ -11,6 +11,7 @@ use super::numbers::go_json_float;
 use crate::builtins::json::{MAX_DEPTH, dict_like_entries};
 use crate::go::float::format_g;
 use crate::go::types::go_type;
+use crate::values::mutable_struct::backing_dict;
 
 /// A value on its way to YAML, as the JSON the reference goes through.
 pub(super) enum Node {
@@ -27,6 +28,8 @@ fn to_node<'v>(v: Value<'v>, heap: Heap<'v>, depth: usize) -> Result<Node, Strin
     if depth > MAX_DEPTH {
         return Err(format!("nesting depth exceeds {MAX_DEPTH}"));
     }
+    // A mutable struct is written as the mapping of its fields.
+    let v = backing_dict(v).unwrap_or(v);
     if v.is_none() {
         return Ok(Node::Null);
     }

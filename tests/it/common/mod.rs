@@ -60,6 +60,19 @@ pub fn run(source: &str, request_yaml: &str) -> RunFunctionResponse {
     handle(&function(), with_source(request(request_yaml), source))
 }
 
+/// Runs `source` with the inline `modules` (name to source) on an empty
+/// request, in-process.
+pub fn run_input(source: &str, modules: serde_json::Value) -> RunFunctionResponse {
+    let mut req = request("{}");
+    let input = serde_json::json!({
+        "apiVersion": "starlark.fn.crossplane.io/v1alpha1",
+        "kind": "StarlarkInput",
+        "spec": {"source": source, "modules": modules},
+    });
+    req.input = Some(to_struct(&input));
+    handle(&function(), req)
+}
+
 /// `function`'s answer to `req`, on a runtime of its own.
 pub fn handle(function: &StarlarkFunction, req: RunFunctionRequest) -> RunFunctionResponse {
     tokio::runtime::Builder::new_current_thread()
