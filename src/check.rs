@@ -21,6 +21,8 @@ use serde_json::Value;
 use starlark::analysis::AstModuleLint;
 use starlark::syntax::AstModule;
 
+use crate::loader::Target;
+
 mod crds;
 mod rules;
 mod signatures;
@@ -137,6 +139,9 @@ struct Script {
     offset: (usize, usize),
     /// The directory its relative loads read.
     dir: PathBuf,
+    /// Who it is to `load()`: its path for a file, `composition.star` for
+    /// a Composition's source, the key of an inline module.
+    caller: String,
     /// Inline modules beside it (a Composition step's `modules`).
     modules: BTreeMap<String, String>,
     /// The step's `ociDefaultRegistry`, which short OCI forms expand with.
@@ -171,6 +176,7 @@ fn scripts(path: &Path) -> Vec<Script> {
     };
     if path.extension().is_some_and(|e| e == "star") {
         return vec![Script {
+            caller: shown.clone(),
             file: shown,
             text,
             offset: (0, 0),
@@ -206,10 +212,12 @@ fn scripts(path: &Path) -> Vec<Script> {
             let sources = spec
                 .get("source")
                 .and_then(Value::as_str)
+                .map(|s| (crate::input::INLINE_FILENAME, s))
                 .into_iter()
-                .chain(modules.values().map(String::as_str));
-            for source in sources {
+                .chain(modules.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            for (caller, source) in sources {
                 out.push(Script {
+                    caller: caller.to_owned(),
                     file: shown.clone(),
                     text: source.to_owned(),
                     offset: block_offset(&text, source),
@@ -239,48 +247,37 @@ fn predeclared() -> HashSet<String> {
 /// What `load(target)` of `script` reaches, or why not (and the OCI URL
 /// of an OCI target).
 fn load_problem(script: &Script, target: &str) -> Option<(Severity, String, Option<String>)> {
-    if script.modules.contains_key(target) {
-        return None;
-    }
-    if target.starts_with("oci://")
-        || (target.contains(':') && !target.starts_with("starlark-stdlib:"))
+    let error = |message: String| Some((Severity::Error, message, None));
+    if target.starts_with("starlark-stdlib:")
+        && script.default_registry.is_none()
+        && crate::loader::stdlib::resolve(target).is_none()
     {
-        let classified = crate::loader::classify(
-            target,
-            "composition.star",
-            script.default_registry.as_deref(),
-        );
-        return match classified {
-            Ok(crate::loader::Target::Oci(url)) => Some((
-                Severity::Info,
-                format!("load of OCI module {url:?} is not fetched (--oci fetches it)"),
-                Some(url),
-            )),
-            Ok(_) => None,
-            Err(e) => Some((
-                Severity::Error,
-                format!("cannot load {target:?}: {e}"),
-                None,
-            )),
-        };
+        return error(format!(
+            "{target:?} is not a module of the embedded standard library"
+        ));
     }
-    if target.starts_with("starlark-stdlib:") {
-        return crate::loader::stdlib::resolve(target).is_none().then(|| {
-            (
-                Severity::Error,
-                format!("{target:?} is not a module of the embedded standard library"),
-                None,
-            )
-        });
+    let classified = crate::loader::classify(
+        target,
+        &script.caller,
+        script.default_registry.as_deref(),
+        &|key| script.modules.contains_key(key),
+    );
+    match classified {
+        Err(e) => error(format!("cannot load {target:?}: {e}")),
+        Ok(Target::Oci(url)) => Some((
+            Severity::Info,
+            format!("load of OCI module {url:?} is not fetched (--oci fetches it)"),
+            Some(url),
+        )),
+        Ok(Target::Stdlib(_)) => None,
+        Ok(Target::Local(name)) if script.modules.contains_key(&name) => None,
+        Ok(Target::Local(name)) if script.dir.join(&name).is_file() => None,
+        Ok(Target::Local(_)) => error(format!(
+            "cannot load {target:?}: no inline module, and no such file beside the script"
+        )),
+        Ok(Target::File(path)) if Path::new(&path).is_file() => None,
+        Ok(Target::File(path)) => error(format!("cannot load {target:?}: no such file ({path})")),
     }
-    if script.dir.join(target).is_file() {
-        return None;
-    }
-    Some((
-        Severity::Error,
-        format!("cannot load {target:?}: no inline module, and no such file beside the script"),
-        None,
-    ))
 }
 
 /// Every finding of one script.

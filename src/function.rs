@@ -259,8 +259,9 @@ impl StarlarkFunction {
             } => (input, key, encoded),
         };
         // `check` reads the script that `script_filename` found named.
-        let input = input::decode(input.as_ref())
-            .and_then(|input| input::script_filename(&input).map(|_| input))?;
+        let input = input::decode(input.as_ref()).and_then(|input| {
+            input::script_filename(&input, &self.settings.scripts_dir).map(|_| input)
+        })?;
         if input
             .spec
             .as_ref()

@@ -198,23 +198,32 @@ pub fn decode(input: Option<&Struct>) -> Result<StarlarkInput, Error> {
 }
 
 /// The script's file name once the source check passes: known before the
-/// script is read, so failures to read it are still labelled.
-pub fn script_filename(input: &StarlarkInput) -> Result<String, Error> {
+/// script is read, so failures to read it are still labelled. A mounted
+/// script is named by its path (`/scripts/NAME/KEY`), which its relative
+/// loads (`./helper.star`) start from.
+pub fn script_filename(input: &StarlarkInput, scripts_dir: &Path) -> Result<String, Error> {
     let spec = input.spec.as_ref();
     let source = spec.and_then(|s| s.source.as_deref()).unwrap_or_default();
     let reference = spec.and_then(|s| s.script_config_ref.as_ref());
     match (source.is_empty(), reference) {
         (false, _) => Ok(INLINE_FILENAME.to_owned()),
         (true, None) => Err(Error::MissingSource),
-        (true, Some(r)) => Ok(non_empty(r.key.as_deref())
-            .unwrap_or(DEFAULT_KEY)
-            .to_owned()),
+        (true, Some(r)) => Ok(scripts_dir
+            .join(r.name.as_deref().unwrap_or_default())
+            .join(script_key(r))
+            .display()
+            .to_string()),
     }
+}
+
+/// The key of the mounted script's file in its ConfigMap.
+fn script_key(r: &ScriptConfigRef) -> &str {
+    non_empty(r.key.as_deref()).unwrap_or(DEFAULT_KEY)
 }
 
 /// Chooses and reads the script and settles every setting.
 pub fn check(input: StarlarkInput, settings: &Settings) -> Result<Plan, Error> {
-    let filename = script_filename(&input)?;
+    let filename = script_filename(&input, &settings.scripts_dir)?;
     let spec = input.spec.unwrap_or_default();
     let script_dir = match &spec.script_config_ref {
         Some(r) => Some(script_dir(&settings.scripts_dir, r)?),
@@ -226,12 +235,12 @@ pub fn check(input: StarlarkInput, settings: &Settings) -> Result<Plan, Error> {
         let dir = script_dir
             .as_deref()
             .expect("script_filename accepted the input, so a scriptConfigRef is present");
-        let name = spec
+        let reference = spec
             .script_config_ref
             .as_ref()
-            .and_then(|r| r.name.as_deref())
-            .unwrap_or_default();
-        let text = read_script(dir, name, &filename)?;
+            .expect("script_filename accepted the input, so a scriptConfigRef is present");
+        let name = reference.name.as_deref().unwrap_or_default();
+        let text = read_script(dir, name, script_key(reference))?;
         if text.is_empty() {
             return Ok(Plan::Passthrough { filename });
         }
@@ -605,7 +614,8 @@ mod tests {
         .unwrap() else {
             panic!()
         };
-        assert_eq!(c.script.filename, "main.star");
+        let path = dir.path().join("my-scripts/main.star");
+        assert_eq!(c.script.filename, path.display().to_string());
         assert_eq!(c.script.source, "x = 1\n");
         assert_eq!(
             c.script_dir.as_deref(),
@@ -616,6 +626,11 @@ mod tests {
             dir.path(),
         )
         .unwrap();
-        assert!(matches!(p, Plan::Passthrough { filename } if filename == "empty.star"));
+        let path = dir
+            .path()
+            .join("my-scripts/empty.star")
+            .display()
+            .to_string();
+        assert!(matches!(p, Plan::Passthrough { filename } if filename == path));
     }
 }

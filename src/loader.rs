@@ -18,6 +18,9 @@ use crate::input::Checked;
 
 pub mod oci;
 pub mod stdlib;
+pub mod target;
+
+pub use target::{Refusal, Target, classify, classify_target};
 
 use oci::reference::{parse_url, quote};
 use oci::{Access, OciResolver, Resolution};
@@ -50,111 +53,6 @@ pub struct Sources {
     modules: HashMap<String, Found>,
     dirs: Vec<PathBuf>,
     default_registry: Option<String>,
-}
-
-/// The file a `load` target names, once classified.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// A local name: inline modules, then the search directories.
-    Local(String),
-    /// A module of the embedded standard library.
-    Stdlib(String),
-    /// A file of an OCI artifact, by its full `oci://` URL.
-    Oci(String),
-}
-
-impl Target {
-    /// The key the module is known by in this request: in errors,
-    /// positions, and the once-per-request cache.
-    pub fn key(&self) -> &str {
-        match self {
-            Target::Local(k) | Target::Stdlib(k) | Target::Oci(k) => k,
-        }
-    }
-}
-
-/// Why a target cannot be classified.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
-    /// A short form with no default registry to expand it with.
-    NoDefaultRegistry(String),
-    /// Any other malformed target: a package-local load (`./x.star`) outside
-    /// an OCI module or from a caller that does not parse, or a local name
-    /// with a path separator or without `.star`.
-    Invalid(String),
-}
-
-impl From<Refusal> for String {
-    fn from(r: Refusal) -> String {
-        match r {
-            Refusal::NoDefaultRegistry(m) | Refusal::Invalid(m) => m,
-        }
-    }
-}
-
-/// Classifies the target `raw` of a `load` in the file `caller`.
-pub fn classify(raw: &str, caller: &str, default_registry: Option<&str>) -> Result<Target, String> {
-    classify_target(raw, caller, default_registry).map_err(String::from)
-}
-
-/// [`classify`], telling a missing default registry apart.
-// Module names are matched exactly, as the reference does: `X.STAR` is not a module.
-#[allow(clippy::case_sensitive_file_extension_comparisons)]
-pub fn classify_target(
-    raw: &str,
-    caller: &str,
-    default_registry: Option<&str>,
-) -> Result<Target, Refusal> {
-    if raw.starts_with("./") && raw.ends_with(".star") && !raw[2..].contains('/') {
-        if !caller.starts_with("oci://") {
-            return Err(Refusal::Invalid(format!(
-                "package-local load {} is only valid from OCI modules; caller {} is not an OCI module",
-                quote(raw),
-                quote(caller)
-            )));
-        }
-        // Relative to the caller's artifact root, with its tag or digest as written.
-        let parent = parse_url(caller).map_err(|e| {
-            Refusal::Invalid(format!(
-                "parsing OCI parent {} for package-local load {}: {e}",
-                quote(caller),
-                quote(raw)
-            ))
-        })?;
-        return Ok(Target::Oci(format!(
-            "oci://{}/{}",
-            parent.artifact.text,
-            &raw[2..]
-        )));
-    }
-    if !raw.starts_with("oci://") && raw.contains(':') {
-        return match default_registry {
-            Some(registry) => Ok(Target::Oci(format!("oci://{registry}/{raw}"))),
-            None => match stdlib::resolve(raw) {
-                Some(key) => Ok(Target::Stdlib(key.to_owned())),
-                None => Err(Refusal::NoDefaultRegistry(format!(
-                    "load target {} requires a default OCI registry; set STARLARK_OCI_DEFAULT_REGISTRY env var on the function pod or spec.ociDefaultRegistry in function input",
-                    quote(raw)
-                ))),
-            },
-        };
-    }
-    if raw.starts_with("oci://") {
-        return Ok(Target::Oci(raw.to_owned()));
-    }
-    if raw.contains('/') || raw.contains('\\') {
-        return Err(Refusal::Invalid(format!(
-            "module name {} must not contain path separators",
-            quote(raw)
-        )));
-    }
-    if !raw.ends_with(".star") {
-        return Err(Refusal::Invalid(format!(
-            "module name {} must end with .star",
-            quote(raw)
-        )));
-    }
-    Ok(Target::Local(raw.to_owned()))
 }
 
 /// What gathering produced: the sources, or the Fatal error of the module
@@ -234,7 +132,8 @@ impl Sources {
         loop {
             while let Some((caller, text, scan)) = queue.pop_front() {
                 for raw in crate::syntax::loads::load_targets_of(&text).iter() {
-                    let target = match classify_target(raw, &caller, registry) {
+                    let inline = |key: &str| sources.is_inline(key);
+                    let target = match classify_target(raw, &caller, registry, &inline) {
                         Ok(target) => target,
                         Err(Refusal::NoDefaultRegistry(e)) if scan == Scan::Root => {
                             return Gathered {
@@ -269,6 +168,7 @@ impl Sources {
                             |s| Found::Source(Origin::Stdlib, Arc::from(s)),
                         ),
                         Target::Local(name) => sources.read_local(name).await,
+                        Target::File(path) => read_beside(raw, path, &caller).await,
                     };
                     if let Found::Source(_, text) = &found {
                         queue.push_back((key.clone(), text.clone(), Scan::File));
@@ -318,6 +218,22 @@ impl Sources {
             sources: Ok(sources),
             oci_resolve: resolve_time,
         }
+    }
+
+    /// Whether `key` is one of the request's inline modules.
+    pub fn is_inline(&self, key: &str) -> bool {
+        matches!(
+            self.modules.get(key),
+            Some(Found::Source(Origin::Inline, _))
+        )
+    }
+
+    /// [`classify`]s the target `raw` of a `load` in `caller` for this
+    /// request: its default registry, its inline modules.
+    pub fn classify(&self, raw: &str, caller: &str) -> Result<Target, String> {
+        classify(raw, caller, self.default_registry(), &|key| {
+            self.is_inline(key)
+        })
     }
 
     async fn read_local(&self, name: &str) -> Found {
@@ -406,6 +322,25 @@ impl Sources {
     }
 }
 
+/// Reads the file `path` that `./raw` in `caller` names.
+async fn read_beside(raw: &str, path: &str, caller: &str) -> Found {
+    match tokio::fs::read(path).await {
+        Ok(bytes) => String::from_utf8(bytes).map_or_else(
+            |_| {
+                Found::Error(format!(
+                    "reading module {raw:?} from {path}: the file is not UTF-8 text"
+                ))
+            },
+            |text| Found::Source(Origin::File, Arc::from(text)),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Found::Error(format!(
+            "module {raw:?} not found; resolved to {path} from caller {}",
+            target::base(caller)
+        )),
+        Err(e) => Found::Error(format!("reading module {raw:?} from {path}: {e}")),
+    }
+}
+
 /// The targets of a source's top-level `load` statements.
 pub fn load_targets(text: &str) -> Vec<String> {
     crate::syntax::loads::load_targets(text)
@@ -414,123 +349,6 @@ pub fn load_targets(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn local_names_must_be_flat_star_files() {
-        assert_eq!(
-            classify("h.star", "composition.star", None),
-            Ok(Target::Local("h.star".into()))
-        );
-        for (raw, fragment) in [
-            ("lib/h.star", "must not contain path separators"),
-            ("lib\\h.star", "must not contain path separators"),
-            ("./sub/x.star", "must not contain path separators"),
-            ("helpers", "must end with .star"),
-            ("", "must end with .star"),
-        ] {
-            let err = classify(raw, "composition.star", None).unwrap_err();
-            assert!(err.contains(fragment), "{raw}: {err}");
-        }
-    }
-
-    #[test]
-    fn package_local_loads_need_an_oci_caller() {
-        let err = classify("./x.star", "composition.star", None).unwrap_err();
-        assert!(
-            err.contains("./x.star")
-                && err.contains("composition.star")
-                && err.contains("not an OCI module"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn short_forms_need_a_default_registry_unless_they_name_the_stdlib() {
-        let err = classify("lib:v1/x.star", "composition.star", None).unwrap_err();
-        assert!(
-            err.contains("requires a default OCI registry")
-                && err.contains("STARLARK_OCI_DEFAULT_REGISTRY")
-                && err.contains("spec.ociDefaultRegistry"),
-            "{err}"
-        );
-        assert!(matches!(
-            classify("starlark-stdlib:v1/naming.star", "c.star", None),
-            Ok(Target::Stdlib(_))
-        ));
-    }
-
-    #[test]
-    fn short_forms_expand_with_the_default_registry() {
-        // Short forms, with a tag or a digest, expand with the default registry, stdlib
-        // short forms too; the embedded stdlib answers only when no default registry is
-        // configured, and without one other short forms are refused.
-        let hex = "ab".repeat(32);
-        assert_eq!(
-            classify("lib:v1/x.star", "c.star", Some("ghcr.io/acme")),
-            Ok(Target::Oci("oci://ghcr.io/acme/lib:v1/x.star".into()))
-        );
-        assert_eq!(
-            classify(
-                &format!("lib@sha256:{hex}/x.star"),
-                "c.star",
-                Some("ghcr.io/acme")
-            ),
-            Ok(Target::Oci(format!(
-                "oci://ghcr.io/acme/lib@sha256:{hex}/x.star"
-            )))
-        );
-        assert_eq!(
-            classify(
-                "starlark-stdlib:v1/naming.star",
-                "c.star",
-                Some("ghcr.io/acme")
-            ),
-            Ok(Target::Oci(
-                "oci://ghcr.io/acme/starlark-stdlib:v1/naming.star".into()
-            ))
-        );
-        // Any colon makes a target OCI, valid or not.
-        assert_eq!(
-            classify("a:b.star", "c.star", Some("r.io")),
-            Ok(Target::Oci("oci://r.io/a:b.star".into()))
-        );
-        assert!(matches!(
-            classify_target("lib:v1/x.star", "c.star", None),
-            Err(Refusal::NoDefaultRegistry(_))
-        ));
-    }
-
-    #[test]
-    fn package_local_loads_are_relative_to_the_callers_artifact_root() {
-        let hex = "cd".repeat(32);
-        for (caller, expected) in [
-            (
-                "oci://r.io/acme/p:v2/apps/v1.star",
-                "oci://r.io/acme/p:v2/meta.star",
-            ),
-            (
-                &format!("oci://r.io/acme/p@sha256:{hex}/main.star") as &str,
-                &format!("oci://r.io/acme/p@sha256:{hex}/meta.star") as &str,
-            ),
-        ] {
-            assert_eq!(
-                classify("./meta.star", caller, None),
-                Ok(Target::Oci(expected.to_owned()))
-            );
-        }
-        let err = classify("./x.star", "oci://bad", None).unwrap_err();
-        assert!(err.contains("parsing OCI parent"), "{err}");
-        // Explicit OCI targets are kept as written; local names stay local
-        // whoever the caller is.
-        assert_eq!(
-            classify("oci://r.io/a/b:v1/x.star", "c.star", None),
-            Ok(Target::Oci("oci://r.io/a/b:v1/x.star".into()))
-        );
-        assert_eq!(
-            classify("h.star", "oci://r.io/a/b:v1/x.star", None),
-            Ok(Target::Local("h.star".into()))
-        );
-    }
 
     #[test]
     fn unresolved_oci_modules_say_so_and_why() {

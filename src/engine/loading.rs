@@ -29,7 +29,8 @@ use crate::effects::Context;
 use crate::error::{Error, STEP_LIMIT_MESSAGE};
 use crate::go::names::unreserve;
 use crate::input::Script;
-use crate::loader::{Sources, classify};
+use crate::loader::Sources;
+use crate::loader::target::{NO_DIRECTORY_ADVICE, NOT_FLAT_DETAIL};
 
 /// The state of loading for one request.
 pub(crate) struct RequestLoader<'a> {
@@ -78,7 +79,7 @@ impl<'a> RequestLoader<'a> {
     /// Loads `raw` as written in `caller`: executed once per request, its
     /// result (or failure) shared by every importer.
     pub fn load(&self, raw: &str, caller: &str) -> Result<FrozenModule, String> {
-        let target = classify(raw, caller, self.sources.default_registry())?;
+        let target = self.sources.classify(raw, caller)?;
         let key = target.key().to_owned();
         if let Some(result) = self.results.borrow().get(&key) {
             return result.clone();
@@ -130,7 +131,7 @@ impl<'a> RequestLoader<'a> {
             .loads()
             .iter()
             .map(|load| {
-                let target = classify(load.module_id, key, self.sources.default_registry()).ok()?;
+                let target = self.sources.classify(load.module_id, key).ok()?;
                 self.pure_fingerprint(target.key(), visiting)
             })
             .collect();
@@ -241,7 +242,13 @@ impl<'a> RequestLoader<'a> {
                 continue;
             }
             let raw = load.module_id;
-            let resolved = classify(raw, file, self.sources.default_registry())?;
+            let resolved = self.sources.classify(raw, file).map_err(|e| {
+                // Star imports word the refusals of relative loads shorter.
+                let short = e
+                    .replace(NO_DIRECTORY_ADVICE, "")
+                    .replace(NOT_FLAT_DETAIL, "");
+                format!("resolving star import from {raw:?}: {short}")
+            })?;
             let module = self
                 .load(raw, file)
                 .map_err(|e| format!("resolving star import from {:?}: {e}", resolved.key()))?;

@@ -689,7 +689,9 @@ impl<'a> Resolution<'a> {
             for raw in targets {
                 // Whatever cannot be classified or parsed is left to fail
                 // when its load runs.
-                let Ok(Target::Oci(url)) = classify(raw, &caller, self.default_registry) else {
+                let Ok(Target::Oci(url)) =
+                    classify(raw, &caller, self.default_registry, &|_| false)
+                else {
                     continue;
                 };
                 let Ok(url) = parse_url(&url) else {

@@ -2444,7 +2444,7 @@ fn configmap_names_and_keys_must_not_escape() {
 }
 
 /// A mounted ConfigMap script runs under the default key `main.star`, and its
-/// metrics carry that script label.
+/// metrics carry its path (`SCRIPTS/NAME/main.star`) as the script label.
 #[test]
 fn a_mounted_script_runs_with_the_default_key_and_its_label() {
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -2463,12 +2463,13 @@ fn a_mounted_script_runs_with_the_default_key_and_its_label() {
     ));
     assert!(has(&rsp, "from-file"));
     let text = encode(&registry);
+    let path = dir
+        .path()
+        .join("my-scripts/main.star")
+        .display()
+        .to_string();
     assert_eq!(
-        metric(
-            &text,
-            "function_starlark_reconciliations_total",
-            "main.star"
-        ),
+        metric(&text, "function_starlark_reconciliations_total", &path),
         Some(1.0),
         "{text}"
     );

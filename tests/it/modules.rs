@@ -93,19 +93,140 @@ fn a_missing_module_names_every_place_searched() {
 }
 
 #[test]
-fn local_names_must_be_flat_star_files() {
-    // A local name cannot contain a path separator (`lib/h.star`, `./sub/x.star`) and
-    // must end in `.star`; `./x.star` is only valid from an OCI module.
+fn local_names_must_be_flat_star_files_that_are_not_tests() {
+    // A local name that is not an inline key cannot contain a path
+    // separator, must end in `.star` and cannot name a test file; `./` is
+    // for files beside a mounted script (or an OCI module), and `../` for
+    // nobody.
     for (target, fragment) in [
-        ("lib/h.star", "must not contain path separators"),
+        (
+            "lib/h.star",
+            "module name \"lib/h.star\" must not contain path separators",
+        ),
         ("helpers", ".star"),
-        ("./x.star", "not an OCI module"),
-        ("./sub/x.star", "must not contain path separators"),
+        (
+            "h_test.star",
+            "module name \"h_test.star\" is a test file and cannot be loaded as a module",
+        ),
+        (
+            "./x.star",
+            "relative load \"./x.star\" requires a filesystem-sourced module; inline modules have no directory context. Use a flat module name or move to a ConfigMap",
+        ),
+        ("./sub/x.star", "requires a filesystem-sourced module"),
+        (
+            "../x.star",
+            "relative load \"../x.star\" rejected: path must not escape the caller's directory",
+        ),
     ] {
         let rsp = run_modules(&format!("load('{target}', 'x')\n"), json!({}));
         let msg = common::fatal(&rsp).expect("a failure");
         assert!(msg.contains(fragment), "{target}: {msg}");
     }
+}
+
+/// Inline modules keyed by paths load each other by key; a module two
+/// others load (a diamond) runs once; flat keys live beside them.
+#[test]
+fn path_keyed_inline_modules_load_each_other_by_key() {
+    let modules = json!({
+        "lib/config.star": "PREFIX = 'acme'\nENV = 'production'\nruns = []\nruns.append(1)\ndef vpc_cidr():\n    return '10.0.0.0/16'\n",
+        "lib/naming.star": "load('lib/config.star', 'PREFIX', 'ENV')\ndef resource_name(name, env = ENV):\n    return '%s-%s-%s' % (PREFIX, name, env)\n",
+        "lib/tags.star": "load('lib/config.star', 'ENV', 'runs')\nload('lib/naming.star', 'resource_name')\ndef standard_tags(name):\n    return {'Name': resource_name(name), 'env': ENV, 'team': 'platform', 'managed-by': 'crossplane', 'runs': str(len(runs))}\n",
+        "shared.star": "SHARED = True\n",
+    });
+    let rsp = run_modules(
+        "load('lib/naming.star', 'resource_name')\nload('lib/tags.star', 'standard_tags')\nload('lib/config.star', 'vpc_cidr')\nload('shared.star', 'SHARED')\ntags = standard_tags('api')\ndxr['status'] = {'prod': resource_name('database', 'prod'), 'bundled': resource_name('database'), 'cidr': vpc_cidr(), 'name': tags['Name'], 'runs': tags['runs'], 'shared': SHARED}\n",
+        modules,
+    );
+    assert_eq!(
+        status(&rsp),
+        &json!({
+            "prod": "acme-database-prod",
+            "bundled": "acme-database-production",
+            "cidr": "10.0.0.0/16",
+            "name": "acme-api-production",
+            "runs": "1",
+            "shared": true,
+        })
+    );
+}
+
+/// A mounted script runs under its path, and loads files beside it with
+/// `./`: a sibling, a star import, a chain through a subdirectory.
+#[test]
+fn a_mounted_script_loads_files_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cm = dir.path().join("relative-load-scripts");
+    std::fs::create_dir_all(cm.join("lib")).unwrap();
+    std::fs::write(
+        cm.join("main.star"),
+        "load('./helper.star', 'greet', 'chain')\nload('./utils.star', '*')\ndxr['status'] = {'greet': greet('e2e'), 'compute': compute(), 'chain': chain()}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        cm.join("helper.star"),
+        "load('./lib/deep.star', 'deep')\ndef greet(name):\n    return 'hello, ' + name\ndef chain():\n    return deep()\n",
+    )
+    .unwrap();
+    std::fs::write(cm.join("utils.star"), "def compute():\n    return 42\n").unwrap();
+    std::fs::write(
+        cm.join("lib/deep.star"),
+        "load('./../utils.star', 'compute')\ndef deep():\n    return 99\n",
+    )
+    .unwrap();
+    let f = mounted_function(dir.path());
+    let spec = json!({"scriptConfigRef": {"name": "relative-load-scripts", "key": "main.star"}});
+    let rsp = run_spec_on(&f, &spec, "meta: {tag: t}");
+    let msg = common::fatal(&rsp).unwrap_or_default();
+    // `./../` leaves the caller's directory however it is written.
+    assert!(
+        msg.contains("relative load \"./../utils.star\" rejected: path must not escape the caller's directory"),
+        "{msg}"
+    );
+    std::fs::write(cm.join("lib/deep.star"), "def deep():\n    return 99\n").unwrap();
+    let rsp = run_spec_on(&f, &spec, "meta: {tag: t}");
+    assert_eq!(
+        status(&rsp),
+        &json!({"greet": "hello, e2e", "compute": 42.0, "chain": 99.0})
+    );
+    // A missing file says where it was looked for, from which caller; a
+    // failing module is named by its path.
+    std::fs::write(cm.join("main.star"), "load('./nope.star', 'x')\n").unwrap();
+    let msg = common::fatal(&run_spec_on(&f, &spec, "meta: {tag: t}")).unwrap_or_default();
+    let missing = cm.join("nope.star").display().to_string();
+    assert!(
+        msg.contains(&format!(
+            "module \"./nope.star\" not found; resolved to {missing} from caller main.star"
+        )),
+        "{msg}"
+    );
+    std::fs::write(cm.join("main.star"), "load('./bad.star', 'x')\n").unwrap();
+    std::fs::write(cm.join("bad.star"), "x = 1 // 0\n").unwrap();
+    let msg = common::fatal(&run_spec_on(&f, &spec, "meta: {tag: t}")).unwrap_or_default();
+    let bad = cm.join("bad.star").display().to_string();
+    assert!(msg.contains(&format!("error in module {bad}")), "{msg}");
+    std::fs::write(cm.join("main.star"), "load('./x_test.star', 'x')\n").unwrap();
+    let msg = common::fatal(&run_spec_on(&f, &spec, "meta: {tag: t}")).unwrap_or_default();
+    assert!(
+        msg.contains("relative load \"./x_test.star\" rejected: test files (*_test.star) cannot be loaded as modules"),
+        "{msg}"
+    );
+}
+
+/// A function whose mounted scripts are under `dir`.
+fn mounted_function(dir: &std::path::Path) -> StarlarkFunction {
+    let settings = function_starlark::input::Settings {
+        scripts_dir: dir.to_path_buf(),
+        env: Box::new(|_| None),
+    };
+    StarlarkFunction::new(
+        std::sync::Arc::new(function_starlark::engine::Runtime::new(
+            function_starlark::engine::Limits::default(),
+            64,
+        )),
+        settings,
+        function_starlark::metrics::Metrics::default(),
+    )
 }
 
 #[test]
@@ -433,4 +554,15 @@ fn a_module_kept_between_requests_is_replaced_when_its_content_changes() {
         let rsp = run_spec_on(&function, &spec, "meta: {tag: t}");
         assert_eq!(status(&rsp)["v"], want, "m.star returning {body}");
     }
+}
+
+/// Two star imports may bring the same name: the later one binds it, as a
+/// later assignment would.
+#[test]
+fn a_later_star_import_rebinds_a_name() {
+    let rsp = run_modules(
+        "load('a.star', '*')\nload('b.star', '*')\ndxr['status'] = {'who': who}\n",
+        json!({"a.star": "who = 'a'\n", "b.star": "who = 'b'\n"}),
+    );
+    assert_eq!(status(&rsp)["who"], "b");
 }

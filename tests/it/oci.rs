@@ -393,6 +393,28 @@ async fn package_local_loads_stay_in_the_callers_artifact() {
         ),
         "{msg}"
     );
+    // A package-local load stays at the artifact's root level: no subdirectory.
+    r.push(
+        "local/nested",
+        "v1",
+        &Artifact::bundle(&[
+            ("main.star", "load('./lib/x.star', 'x')\n"),
+            ("lib/x.star", "x = 1\n"),
+        ]),
+    )
+    .await;
+    let rsp = run_source(
+        &function(),
+        &format!("load('oci://{host}/local/nested:v1/main.star', 'x')\n"),
+    )
+    .await;
+    let msg = failure(&rsp);
+    assert!(
+        msg.contains(
+            "OCI package-local load \"./lib/x.star\" must be a flat sibling (no subdirectories)"
+        ),
+        "{msg}"
+    );
 }
 
 #[tokio::test]
