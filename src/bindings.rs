@@ -16,6 +16,7 @@ use crate::convert::{
 };
 use crate::error::Error;
 use crate::request::{Body, Request};
+use crate::values::attr_dict::FrozenAttrDict;
 
 /// The context key holding the EnvironmentConfig data.
 pub const ENVIRONMENT_KEY: &str = "apiextensions.crossplane.io/environment";
@@ -80,17 +81,23 @@ impl Shared {
         names.sort();
         let mut observed = Vec::with_capacity(names.len());
         for name in names {
-            let value = match request.observed_body(name) {
+            let converted = match request.observed_body(name) {
                 Some(Body::Encoded(bytes)) => {
                     encoded_struct_to_frozen(&frozen, bytes, Flavor::Attr)
                 }
                 Some(Body::Decoded(body)) => struct_to_frozen(&frozen, body, Flavor::Attr),
                 None => struct_to_frozen(&frozen, &EMPTY, Flavor::Attr),
-            }
-            .map_err(|e| Error::Observed {
-                name: name.clone(),
-                detail: e.to_string(),
-            })?;
+            };
+            let value = match converted {
+                Ok(value) => value,
+                Err(e) if e.is_malformed() => {
+                    return Err(Error::Observed {
+                        name: name.clone(),
+                        detail: e.to_string(),
+                    });
+                }
+                Err(e) => broken(&frozen, e),
+            };
             observed.push((name.clone(), value));
         }
         let observed = struct_like(&frozen, observed);
@@ -183,6 +190,13 @@ fn struct_like(
 
 /// `required_resources` when it has entries, else the deprecated
 /// `extra_resources`: name → `None` (nothing matched) or a list of bodies.
+/// A body whose values have no Starlark form (a whole number beyond 64
+/// bits): the run goes on, and reading from the body raises the error, as
+/// the Go implementation's lazily converted bodies do.
+fn broken(frozen: &FrozenHeap, e: crate::convert::ConvertError) -> FrozenValue {
+    frozen.alloc(FrozenAttrDict::broken(e.to_string()))
+}
+
 fn extra_resources(
     frozen: &starlark::values::FrozenHeap,
     request: &RunFunctionRequest,
@@ -202,7 +216,11 @@ fn extra_resources(
             let mut items = Vec::with_capacity(resources.items.len());
             for item in &resources.items {
                 let body = item.resource.as_ref().unwrap_or(&EMPTY);
-                items.push(struct_to_frozen(frozen, body, Flavor::Attr)?);
+                items.push(match struct_to_frozen(frozen, body, Flavor::Attr) {
+                    Ok(value) => value,
+                    Err(e) if e.is_malformed() => return Err(e),
+                    Err(e) => broken(frozen, e),
+                });
             }
             frozen_list(frozen, items)
         };

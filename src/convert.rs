@@ -51,6 +51,12 @@ impl ConvertError {
         }
     }
 
+    /// Whether the bytes themselves were malformed (not a valid encoded
+    /// struct), rather than a value they hold having no Starlark form.
+    pub fn is_malformed(&self) -> bool {
+        self.message.starts_with(MALFORMED)
+    }
+
     fn at(mut self, segment: String) -> Self {
         self.path.push(segment);
         self
@@ -66,6 +72,9 @@ impl fmt::Display for ConvertError {
         f.write_str(&self.message)
     }
 }
+
+/// How the message of an error about malformed bytes starts.
+pub(crate) const MALFORMED: &str = "malformed protobuf";
 
 fn field(key: &str) -> String {
     format!("field {key:?}")

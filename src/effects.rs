@@ -297,6 +297,7 @@ impl Context {
     pub fn new(request: Arc<Request>, max_heap_bytes: usize) -> Self {
         let head = request.composite_head();
         let (xr_kind, xr_name) = (head.kind.to_owned(), head.name.to_owned());
+        crate::values::attr_dict::forget_broken_attribute();
         Context {
             request,
             xr_kind,

@@ -303,7 +303,9 @@ fn record(answer: &Answer, series: &Series) {
         }
     }
     if answer.skipped > 0 {
-        series.resources_skipped().inc_by(answer.skipped);
+        series
+            .resources_skipped(&answer.xr_kind)
+            .inc_by(answer.skipped);
     }
     if answer.emitted > 0 {
         series.resources_emitted().inc_by(answer.emitted);

@@ -59,7 +59,8 @@ struct Families {
     cache_misses: Family<Labels, Counter>,
     /// Composed resources written to desired state.
     resources_emitted: Family<Labels, Counter>,
-    /// Resources newly skipped, from any source.
+    /// Resources newly skipped, from any source, by script and by the kind
+    /// of the composite they belong to.
     resources_skipped: Family<Labels, Counter>,
     /// Resources held back by creation sequencing.
     resources_deferred: Family<Labels, Counter>,
@@ -114,13 +115,23 @@ series! {
     cache_hits: Counter, "Compiled-script cache hits.";
     cache_misses: Counter, "Compilations.";
     resources_emitted: Counter, "Composed resources written to desired state.";
-    resources_skipped: Counter, "Resources newly skipped.";
     resources_deferred: Counter, "Resources held back by creation sequencing.";
     run_ticks: Histogram, "Interpreter ticks per run.";
     run_peak_bytes: Histogram, "The most memory a run held at once, in bytes.";
 }
 
 impl Series {
+    /// Resources newly skipped for a composite of `kind` (the label the Go
+    /// implementation added in 0.11.1; empty without an observed XR).
+    pub fn resources_skipped(&self, kind: &str) -> Counter {
+        let mut labels = self.labels.clone();
+        labels.push(("composite_kind", kind.to_owned()));
+        self.families
+            .resources_skipped
+            .get_or_create(&labels)
+            .clone()
+    }
+
     /// The `script` label's value.
     pub fn script(&self) -> &str {
         self.labels.first().map_or("", |(_, v)| v.as_str())

@@ -10,7 +10,7 @@ use starlark::values::list::{AllocList, ListRef};
 use starlark::values::{Heap, Value};
 
 use crate::effects::Originals;
-use crate::values::attr_dict::Entries;
+use crate::values::attr_dict::{Entries, conversion_error};
 
 /// What a lookup of one key in a value found.
 enum Lookup<'v> {
@@ -20,11 +20,16 @@ enum Lookup<'v> {
     Missing,
     /// The value under the key (possibly `None`).
     Found(Value<'v>),
+    /// The value is a body that could not be converted, for this reason.
+    Unconverted(&'v str),
 }
 
 /// Looks `key` up in any dict-like value.
 fn lookup<'v>(v: Value<'v>, key: &str) -> Lookup<'v> {
     let v = crate::values::schema_dict::inner_dict(v).unwrap_or(v);
+    if let Some(error) = conversion_error(v) {
+        return Lookup::Unconverted(error);
+    }
     if let Some(e) = Entries::of(v) {
         return e.get(key).map_or(Lookup::Missing, Lookup::Found);
     }
@@ -60,16 +65,20 @@ fn path_keys(fn_name: &str, path: Value) -> anyhow::Result<Vec<String>> {
 }
 
 /// Walks `keys` from `obj`; `None` when a step is not a mapping, missing,
-/// or `None`.
-fn walk<'v>(obj: Value<'v>, keys: &[String]) -> Option<Value<'v>> {
+/// or `None`. A step into a body that could not be converted fails: the
+/// readers of observed and required resources say why (`get_observed`,
+/// `get_extra_resource(s)`, `get_condition`); the general ones (`get`,
+/// `get_label`, `get_annotation`) give their default, as in Go.
+fn walk<'v>(obj: Value<'v>, keys: &[String]) -> anyhow::Result<Option<Value<'v>>> {
     let mut current = obj;
     for key in keys {
         match lookup(current, key) {
             Lookup::Found(v) if !v.is_none() => current = v,
-            _ => return None,
+            Lookup::Unconverted(error) => return Err(anyhow!("{error}")),
+            _ => return Ok(None),
         }
     }
-    Some(current)
+    Ok(Some(current))
 }
 
 /// The original request globals of the running module.
@@ -135,7 +144,10 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         default: Option<Value<'v>>,
     ) -> anyhow::Result<Value<'v>> {
         let keys = path_keys("get", path)?;
-        Ok(walk(obj, &keys).unwrap_or_else(|| default.unwrap_or_else(Value::new_none)))
+        Ok(walk(obj, &keys)
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| default.unwrap_or_else(Value::new_none)))
     }
 
     /// A label of a resource by exact key, or `default`.
@@ -190,7 +202,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         let default = default.unwrap_or_else(Value::new_none);
         let observed = originals(eval)?.observed;
         Ok(match lookup(observed, name) {
-            Lookup::Found(body) => walk(body, &keys).unwrap_or(default),
+            Lookup::Found(body) => walk(body, &keys)?.unwrap_or(default),
             _ => default,
         })
     }
@@ -253,7 +265,8 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
                 "status".to_owned(),
                 "conditions".to_owned(),
             ],
-        ) else {
+        )?
+        else {
             return Ok(Value::new_none());
         };
         let Some(list) = ListRef::from_value(conditions) else {
@@ -304,7 +317,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
             return Err(anyhow!("get_extra_resource: path must not be empty"));
         }
         let keys = path_keys("get", path)?;
-        Ok(walk(first, &keys).unwrap_or(default))
+        Ok(walk(first, &keys)?.unwrap_or(default))
     }
 
     /// Every fetched extra resource under `name` (or the values at `path`
@@ -329,7 +342,10 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
             return Ok(heap.alloc(AllocList(items)));
         };
         let keys = path_keys("get", path)?;
-        let found: Vec<Value> = items.into_iter().filter_map(|b| walk(b, &keys)).collect();
+        let mut found: Vec<Value> = Vec::with_capacity(items.len());
+        for body in items {
+            found.extend(walk(body, &keys)?);
+        }
         Ok(heap.alloc(AllocList(found)))
     }
 }

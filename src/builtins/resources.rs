@@ -19,10 +19,11 @@ use crate::builtins::context;
 use crate::convert::{
     Edits, ToPb, dict_entries, dict_get, encode_resource_body, is_dict_like, value_to_pb,
 };
-use crate::effects::{Body, Context, Dependency, DependencyKind, Emitted, Skip};
+use crate::effects::{Body, Context, Dependency, DependencyKind, Emitted, Originals, Skip};
 use crate::go::args::{GoArgs, want_string};
 use crate::go::types::go_type;
-use crate::values::attr_dict::is_attr_dict;
+use crate::values::attr_dict::{conversion_error, is_attr_dict};
+use crate::values::mapping::Lookup;
 use crate::values::refs::{ResourceRef, SkippedRef};
 use crate::values::when::When;
 
@@ -93,6 +94,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
         let args = ResourceArgs {
             name,
             body,
+            observed: Originals::of(eval.module()).map(|o| o.observed),
             ready: ready.filter(|v| !v.is_none()),
             labels: none_is_omitted(labels),
             connection_details: none_is_omitted(connection_details),
@@ -198,6 +200,8 @@ fn none_is_omitted(v: Option<Value>) -> Option<Value> {
 struct ResourceArgs<'a, 'v> {
     name: &'a str,
     body: Value<'v>,
+    /// The request's `observed`, whose bodies a gate may re-emit.
+    observed: Option<Value<'v>>,
     ready: Option<Value<'v>>,
     labels: Option<Value<'v>>,
     connection_details: Option<Value<'v>>,
@@ -277,6 +281,11 @@ fn gate(ctx: &Context, a: &ResourceArgs) -> Result<Gate, String> {
     };
     if let Some(w) = when.filter(|w| !w.condition) {
         if w.keep_if_exists
+            && let Some(error) = a.observed.and_then(|o| unconverted(o, name))
+        {
+            return Err(format!("observed lookup {name:?}: {error}"));
+        }
+        if w.keep_if_exists
             && let Some(body) = ctx.observed(name)
         {
             preserve_observed(
@@ -296,6 +305,14 @@ fn gate(ctx: &Context, a: &ResourceArgs) -> Result<Gate, String> {
         return skip(&format!("depends on skipped {upstream:?}"), true);
     }
     Ok(Gate::Open)
+}
+
+/// Why the observed body of `name` could not be converted, if it could not.
+fn unconverted<'v>(observed: Value<'v>, name: &str) -> Option<&'v str> {
+    match crate::values::mapping::lookup(observed, name) {
+        Lookup::Found(body) => conversion_error(body),
+        _ => None,
+    }
 }
 
 /// The normal path: the body encoded with its labels and annotation, the

@@ -9,7 +9,7 @@ use bytes::Buf;
 use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
 use smallvec::SmallVec;
 
-use super::{ConvertError, Flavor, Target, field, index, number_to};
+use super::{ConvertError, Flavor, MALFORMED, Target, field, index, number_to};
 
 /// `Struct.fields`, `ListValue.values`, a map entry's key.
 const TAG_1: u32 = 1;
@@ -34,11 +34,11 @@ enum Kind<'a> {
 }
 
 fn malformed(what: &str) -> ConvertError {
-    ConvertError::new(format!("malformed protobuf {what}"))
+    ConvertError::new(format!("{MALFORMED} {what}"))
 }
 
 fn decode_error(e: &prost::DecodeError) -> ConvertError {
-    ConvertError::new(format!("malformed protobuf: {e}"))
+    ConvertError::new(format!("{MALFORMED}: {e}"))
 }
 
 /// The next field's key, when there is one.

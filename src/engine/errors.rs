@@ -49,7 +49,13 @@ fn message(e: &starlark::Error) -> String {
         super::evaluate::truncate_to(&mut text, most);
         return text;
     }
-    crate::go::wording::go_wording(&crate::go::names::unreserve_in_text(&text))
+    let text = crate::go::wording::go_wording(&crate::go::names::unreserve_in_text(&text));
+    // An attribute read from a body that could not be converted fails as
+    // a missing attribute; the conversion error is what went wrong.
+    text.strip_prefix("dict has no .")
+        .and_then(|rest| rest.strip_suffix(" field or method"))
+        .and_then(crate::values::attr_dict::take_broken_attribute)
+        .unwrap_or(text)
 }
 
 /// `file:line:col: message` of a compile error.

@@ -46,6 +46,47 @@ pub struct AttrDict<'v> {
 #[derive(Debug, Default, ProvidesStaticType, NoSerialize, Allocative)]
 pub struct FrozenAttrDict {
     map: SmallMap<String, FrozenValue>,
+    /// Why the body it stands for could not be converted (an observed or
+    /// required resource whose body holds a number beyond 64 bits): then
+    /// it is empty, and reading a key from it raises this, as the Go
+    /// implementation's lazily converted bodies do.
+    broken: Option<Box<str>>,
+}
+
+/// The conversion error of a body that could not be converted, if `value`
+/// is one.
+pub fn conversion_error(value: Value<'_>) -> Option<&str> {
+    value.downcast_ref::<FrozenAttrDict>()?.broken.as_deref()
+}
+
+thread_local! {
+    /// The attribute last read from a body that could not be converted,
+    /// and why: the interpreter gives attribute reads no way to fail with
+    /// a message of their own, so the run's error is reworded from the
+    /// "no attribute" error it raises (see [`take_broken_attribute`]).
+    static BROKEN_ATTRIBUTE: std::cell::RefCell<Option<(String, String)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Forgets the attribute last read from a body that could not be
+/// converted: a run starts with none.
+pub fn forget_broken_attribute() {
+    BROKEN_ATTRIBUTE.with(|pending| pending.borrow_mut().take());
+}
+
+/// Why reading `attribute` failed, when it was read from a body that
+/// could not be converted (and is the last such read on this thread).
+pub fn take_broken_attribute(attribute: &str) -> Option<String> {
+    BROKEN_ATTRIBUTE.with(|pending| {
+        let mut pending = pending.borrow_mut();
+        match pending.take() {
+            Some((name, error)) if name == attribute => Some(error),
+            other => {
+                *pending = other;
+                None
+            }
+        }
+    })
 }
 
 impl<'v> AttrDict<'v> {
@@ -64,7 +105,16 @@ impl<'v> AttrDict<'v> {
 impl FrozenAttrDict {
     /// A frozen attribute-dict holding `map`.
     pub fn new(map: SmallMap<String, FrozenValue>) -> Self {
-        FrozenAttrDict { map }
+        FrozenAttrDict { map, broken: None }
+    }
+
+    /// An empty frozen attribute-dict standing for a body that could not
+    /// be converted, for `error`.
+    pub fn broken(error: String) -> Self {
+        FrozenAttrDict {
+            map: SmallMap::new(),
+            broken: Some(error.into_boxed_str()),
+        }
     }
 
     fn entries<'v>(&self) -> Entries<'_, 'v> {
@@ -80,7 +130,7 @@ impl Freeze for AttrDict<'_> {
         for (k, v) in self.map.into_inner() {
             map.insert(k, v.freeze(freezer)?);
         }
-        Ok(FrozenAttrDict { map })
+        Ok(FrozenAttrDict { map, broken: None })
     }
 }
 
@@ -264,6 +314,9 @@ macro_rules! attr_dict_value_impl {
             }
 
             fn is_in(&self, other: Value<'v>) -> starlark::Result<bool> {
+                if let Some(error) = self.broken_body() {
+                    return Err(starlark::Error::new_other(anyhow::anyhow!("{error}")));
+                }
                 Ok(match other.unpack_str() {
                     Some(k) => self.entries().get(k).is_some(),
                     None => false,
@@ -271,6 +324,9 @@ macro_rules! attr_dict_value_impl {
             }
 
             fn at(&self, index: Value<'v>, _heap: Heap<'v>) -> starlark::Result<Value<'v>> {
+                if let Some(error) = self.broken_body() {
+                    return Err(starlark::Error::new_other(anyhow::anyhow!("{error}")));
+                }
                 let key = key_of(index)?;
                 self.entries().get(key).ok_or_else(|| {
                     starlark::Error::new_other(anyhow::anyhow!("key {} not in dict", index.to_repr()))
@@ -287,6 +343,12 @@ macro_rules! attr_dict_value_impl {
             }
 
             fn get_attr(&self, attribute: &str, _heap: Heap<'v>) -> Option<Value<'v>> {
+                if let Some(error) = self.broken_body() {
+                    BROKEN_ATTRIBUTE.with(|pending| {
+                        *pending.borrow_mut() = Some((attribute.to_owned(), error.to_owned()));
+                    });
+                    return None;
+                }
                 Some(self.entries().get(attribute).unwrap_or_else(Value::new_none))
             }
 
@@ -317,6 +379,28 @@ macro_rules! attr_dict_value_impl {
     };
 }
 
+impl AttrDict<'_> {
+    /// A mutable dict is always a converted body.
+    #[allow(clippy::unused_self)]
+    fn broken_body(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl FrozenAttrDict {
+    fn broken_body(&self) -> Option<&str> {
+        self.broken.as_deref()
+    }
+}
+
+/// `this`'s conversion error, as the error of the method reading it.
+fn converted(this: Value<'_>) -> anyhow::Result<()> {
+    match conversion_error(this) {
+        Some(error) => Err(anyhow::anyhow!("{error}")),
+        None => Ok(()),
+    }
+}
+
 attr_dict_value_impl!(AttrDict<'v>; AttrDict<'v>);
 attr_dict_value_impl!(AttrDict<'v>; FrozenAttrDict);
 
@@ -328,16 +412,19 @@ fn this_entries(this: Value<'_>) -> anyhow::Result<Entries<'_, '_>> {
 fn attr_dict_methods(builder: &mut MethodsBuilder) {
     /// The keys, as a new list.
     fn keys<'v>(this: Value<'v>, heap: Heap<'v>) -> anyhow::Result<Vec<Value<'v>>> {
+        converted(this)?;
         Ok(this_entries(this)?.with(|m| m.keys().map(|k| heap.alloc_str(k).to_value()).collect()))
     }
 
     /// The values, as a new list.
     fn values<'v>(this: Value<'v>) -> anyhow::Result<Vec<Value<'v>>> {
+        converted(this)?;
         Ok(this_entries(this)?.with(|m| m.values().copied().collect()))
     }
 
     /// The entries, as a new list of `(key, value)` tuples.
     fn items<'v>(this: Value<'v>, heap: Heap<'v>) -> anyhow::Result<Vec<Value<'v>>> {
+        converted(this)?;
         Ok(this_entries(this)?.with(|m| {
             m.iter()
                 .map(|(k, v)| heap.alloc((heap.alloc_str(k).to_value(), *v)))
@@ -351,6 +438,7 @@ fn attr_dict_methods(builder: &mut MethodsBuilder) {
         #[starlark(require = pos)] key: Value<'v>,
         #[starlark(require = pos)] default: Option<Value<'v>>,
     ) -> anyhow::Result<Value<'v>> {
+        converted(this)?;
         let found = key
             .unpack_str()
             .and_then(|k| this_entries(this).ok()?.get(k));

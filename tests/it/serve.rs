@@ -372,7 +372,7 @@ fn metrics_are_served_with_the_script_label_after_a_request() {
         // db each time; app is deferred (db is never observed here).
         "function_starlark_resources_emitted_total{script=\"composition.star\"} 2",
         "function_starlark_resources_deferred_total{script=\"composition.star\"} 2",
-        "function_starlark_resources_skipped_total{script=\"composition.star\"} 2",
+        "function_starlark_resources_skipped_total{script=\"composition.star\",composite_kind=\"XBucket\"} 2",
         "grpc_server_handled_total{",
     ] {
         assert!(body.contains(series), "missing {series} in:\n{body}");
