@@ -52,6 +52,28 @@ pub fn register(builder: &mut GlobalsBuilder) {
     yaml::register(builder);
 }
 
+/// What a Go-format Starlark test file (`*_test.star` loading
+/// `assert.star`) sees, as the Go implementation's test runner gives it:
+/// the namespaces, `schema`, `field`, `struct`, `mutable_struct` and
+/// `get`, and none of the builtins that read or write a request.
+pub fn register_for_tests(builder: &mut GlobalsBuilder) {
+    core::register(builder);
+    numbers::register(builder);
+    range::register(builder);
+    operators::register(builder);
+    compare::register(builder);
+    pop::register(builder);
+    methods::register(builder);
+    observed::register_get(builder);
+    schema::register(builder);
+    dict::register(builder);
+    json::register(builder);
+    crypto::register(builder);
+    encoding::register(builder);
+    regex::register(builder);
+    yaml::register(builder);
+}
+
 /// starlark-rust's optional extensions scripts get: `set` only. The crate's
 /// own `json`, `print` and `struct` are replaced by this project's.
 pub const EXTENSIONS: &[LibraryExtension] = &[LibraryExtension::SetType];

@@ -10,6 +10,7 @@ use function_sdk_rust::proto::v1::Ready;
 use pbjson_types::Struct;
 use starlark::any::ProvidesStaticType;
 use starlark::environment::Module;
+use starlark::eval::CallStack;
 use starlark::values::Value;
 use starlark::values::tuple::TupleRef;
 
@@ -290,6 +291,9 @@ pub struct Context {
     /// top level never does is independent of the request (see
     /// `engine::loading`).
     pub touched: Cell<u64>,
+    /// What the `assert` module of a Go-format test reported, with where
+    /// it was called from: a failed assertion does not stop the test.
+    pub reports: RefCell<Vec<(String, CallStack)>>,
 }
 
 impl Context {
@@ -311,6 +315,7 @@ impl Context {
             prints: RefCell::default(),
             stopped: Cell::default(),
             touched: Cell::default(),
+            reports: RefCell::default(),
         }
     }
 

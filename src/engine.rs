@@ -35,6 +35,7 @@ pub mod poll;
 pub mod processes;
 pub(crate) mod recursion;
 pub mod runtime;
+pub mod test_file;
 pub mod threads;
 pub mod wire;
 pub mod worker;

@@ -128,8 +128,14 @@ fn empty_list(heap: Heap<'_>) -> Value<'_> {
     heap.alloc(AllocList::EMPTY)
 }
 
-#[starlark_module]
+/// `get`, which test files see too, then the readers of the request.
 pub(crate) fn register(builder: &mut GlobalsBuilder) {
+    register_get(builder);
+    register_readers(builder);
+}
+
+#[starlark_module]
+pub(crate) fn register_get(builder: &mut GlobalsBuilder) {
     /// Looks up a nested value by dot path (`"spec.parameters.size"`) or key
     /// list (`["metadata", "annotations", "example.org/team"]`); returns
     /// `default` when any step is missing, `None`, or not a dict.
@@ -149,7 +155,10 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
             .flatten()
             .unwrap_or_else(|| default.unwrap_or_else(Value::new_none)))
     }
+}
 
+#[starlark_module]
+fn register_readers(builder: &mut GlobalsBuilder) {
     /// A label of a resource by exact key, or `default`.
     ///
     /// # Example

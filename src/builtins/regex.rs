@@ -75,6 +75,12 @@ fn compiled(fn_name: &str, pattern: &str) -> anyhow::Result<Arc<Compiled>> {
     ))
 }
 
+/// Whether the Go (RE2) regular expression `pattern` matches anywhere in
+/// `text`; `fn_name` names who asks in the error of a bad pattern.
+pub(crate) fn is_match(fn_name: &str, pattern: &str, text: &str) -> anyhow::Result<bool> {
+    Ok(compiled(fn_name, pattern)?.regex.is_match(text))
+}
+
 fn compile(pattern: &str, size_limit: usize) -> Result<Compiled, SyntaxError> {
     let Translation { rust, names } = translate(pattern)?;
     let regex = RegexBuilder::new(&rust)

@@ -84,8 +84,10 @@ pub fn execution_error(
     stopped: Option<Stopped>,
     statement: Option<FileSpan>,
 ) -> Error {
-    let text = message(e);
-    if text.starts_with(TICK_LIMIT_PREFIX) {
+    if e.without_diagnostic()
+        .to_string()
+        .starts_with(TICK_LIMIT_PREFIX)
+    {
         return Error::StepLimit;
     }
     match stopped {
@@ -107,28 +109,22 @@ pub fn execution_error(
     if matches!(e.kind(), ErrorKind::Parser(_) | ErrorKind::Scope(_)) && e.call_stack().is_empty() {
         return Error::Compile(position_and_message(e, &compiled.map));
     }
-    // starlark-rust names each frame after the function called at its
-    // location; Go names the function the location is in. Shift by one.
-    let frames: Vec<_> = e
-        .call_stack()
-        .frames
-        .iter()
-        // Operator redirections are no calls in Go; a method call
-        // (`x.pop()`, `s.union(t)`, ...) is.
-        .filter(|f| {
-            f.name
-                .strip_prefix(crate::go::names::RESERVED_PREFIX)
-                .is_none_or(|m| crate::go::names::GO_METHODS.contains(&m))
-        })
-        .collect();
-    let mut out = String::new();
-    let mut function = "<toplevel>";
-    for frame in &frames {
-        if let Some(location) = &frame.location {
-            let _ = writeln!(out, "  {}: in {function}", go_position(location, compiled));
-        }
-        function = &frame.name;
+    let (traceback, text) = traceback(e, compiled);
+    // The Go implementation writes go.starlark.net's backtrace, then the
+    // message once more. A message cut for length is not repeated.
+    if text.ends_with(super::evaluate::TRUNCATED_END) {
+        Error::Runtime(traceback)
+    } else {
+        Error::Runtime(format!("{traceback}: {text}"))
     }
+}
+
+/// go.starlark.net's backtrace of a run-time error, without its first
+/// line: a `  FILE:LINE:COL: in FUNCTION` line per frame, then `Error in
+/// BUILTIN: MESSAGE` (or `Error: MESSAGE`); and the message alone.
+pub fn traceback(e: &starlark::Error, compiled: &Compiled) -> (String, String) {
+    let text = message(e);
+    let (mut out, function) = frames(&e.call_stack().frames, compiled);
     let builtin = failed_builtin(e, &text);
     let text = builtin
         .as_deref()
@@ -139,23 +135,47 @@ pub fn execution_error(
     {
         let _ = writeln!(out, "  {}: in {function}", go_position(span, compiled));
     }
-    // The Go implementation writes go.starlark.net's backtrace, whose last
-    // line names the builtin that failed, then the message once more.
-    // A message cut for length is not repeated.
-    let again = if text.ends_with(super::evaluate::TRUNCATED_END) {
-        String::new()
-    } else {
-        format!(": {text}")
-    };
     match builtin {
         Some(name) => {
-            let _ = write!(out, "Error in {name}: {text}{again}");
+            let _ = write!(out, "Error in {name}: {text}");
         }
         None => {
-            let _ = write!(out, "Error: {text}{again}");
+            let _ = write!(out, "Error: {text}");
         }
     }
-    Error::Runtime(out)
+    (out, text)
+}
+
+/// What a run-time error says, as go.starlark.net says it (a builtin's
+/// error in that builtin's words), without where it happened.
+pub fn error_text(e: &starlark::Error) -> String {
+    let text = message(e);
+    failed_builtin(e, &text)
+        .and_then(|name| crate::go::wording::builtin_wording(&name, &text))
+        .unwrap_or(text)
+}
+
+/// The `  FILE:LINE:COL: in FUNCTION` lines of a call stack, outermost
+/// first, and the innermost function's name. starlark-rust names each
+/// frame after the function called at its location; Go names the
+/// function the location is in: shifted by one.
+pub fn frames(stack: &[starlark::errors::Frame], compiled: &Compiled) -> (String, String) {
+    let mut out = String::new();
+    let mut function = "<toplevel>";
+    // Operator redirections are no calls in Go; a method call (`x.pop()`,
+    // `s.union(t)`, ...) is.
+    let calls = stack.iter().filter(|f| {
+        f.name
+            .strip_prefix(crate::go::names::RESERVED_PREFIX)
+            .is_none_or(|m| crate::go::names::GO_METHODS.contains(&m))
+    });
+    for frame in calls {
+        if let Some(location) = &frame.location {
+            let _ = writeln!(out, "  {}: in {function}", go_position(location, compiled));
+        }
+        function = &frame.name;
+    }
+    (out, function.to_owned())
 }
 
 /// The error message of a run-time failure's text (`MSG` of its last line,

@@ -44,6 +44,11 @@ pub(crate) struct RequestLoader<'a> {
     in_progress: RefCell<HashSet<String>>,
     /// Each module's [`RequestLoader::pure_fingerprint`], once worked out.
     fingerprints: RefCell<HashMap<String, Option<[u8; 32]>>>,
+    /// Whether modules see the request's globals (not in Go-format tests).
+    binds_request: bool,
+    /// Modules given by name, answered before any lookup (`assert.star`
+    /// in Go-format tests).
+    given: HashMap<String, FrozenModule>,
 }
 
 impl<'a> RequestLoader<'a> {
@@ -65,7 +70,17 @@ impl<'a> RequestLoader<'a> {
             results: RefCell::default(),
             in_progress: RefCell::default(),
             fingerprints: RefCell::default(),
+            binds_request: true,
+            given: HashMap::new(),
         }
+    }
+
+    /// The loader of a Go-format test file: its modules do not see a
+    /// request, and `given` answers loads of those exact names.
+    pub fn for_tests(mut self, given: HashMap<String, FrozenModule>) -> Self {
+        self.binds_request = false;
+        self.given = given;
+        self
     }
 
     /// The loader the evaluator of `caller` asks.
@@ -79,6 +94,9 @@ impl<'a> RequestLoader<'a> {
     /// Loads `raw` as written in `caller`: executed once per request, its
     /// result (or failure) shared by every importer.
     pub fn load(&self, raw: &str, caller: &str) -> Result<FrozenModule, String> {
+        if let Some(module) = self.given.get(raw) {
+            return Ok(module.clone());
+        }
         let target = self.sources.classify(raw, caller)?;
         let key = target.key().to_owned();
         if let Some(result) = self.results.borrow().get(&key) {
@@ -170,7 +188,7 @@ impl<'a> RequestLoader<'a> {
         let fatal_before = self.ctx.effects.fatal.borrow().is_some();
         let touched = self.ctx.touched.get();
         Module::with_temp_heap(|module| {
-            if pure.is_none() {
+            if pure.is_none() && self.binds_request {
                 self.shared.bind_module(&module);
             }
             let caller = self.for_caller(key);

@@ -174,6 +174,23 @@ impl Runtime {
         }
     }
 
+    /// A runtime for Go-format Starlark tests: the test builtins only
+    /// ([`builtins::register_for_tests`]), and the test dialect, where a
+    /// test file's top-level names are bound once.
+    pub fn for_tests(limits: Limits) -> Self {
+        let mut builder = GlobalsBuilder::extended_by(builtins::EXTENSIONS);
+        builtins::register_for_tests(&mut builder);
+        Runtime {
+            globals: builder.build(),
+            dialect: crate::syntax::dialect(),
+            cache: Mutex::new(Bounded::new(64, MAX_CACHED_SCRIPT_BYTES)),
+            pure_modules: Mutex::new(lru::LruCache::new(
+                NonZeroUsize::new(PURE_MODULES).expect("a positive size"),
+            )),
+            limits,
+        }
+    }
+
     /// The evaluated request-independent module of this fingerprint.
     pub(crate) fn pure_module(&self, fingerprint: &[u8; 32]) -> Option<FrozenModule> {
         self.pure_modules

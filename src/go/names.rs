@@ -10,6 +10,10 @@ pub const RESERVED_PREFIX: &str = "_sl_";
 /// module, and a module may export `assert`.
 pub const ASSERT_PREFIX: &str = "sl__";
 
+/// The module a test file written for the Go function's test runner loads
+/// its assertions from: `load("assert.star", "assert")`.
+pub const ASSERT_MODULE: &str = "assert.star";
+
 /// The name `assert` is renamed to (user code may not use it).
 pub const RENAMED_ASSERT: &str = "sl__assert";
 

@@ -178,6 +178,12 @@ fn no_attribute(kind: &str, attribute: &str) -> String {
 
 /// Go's words for the interpreter's message `text`, or `text` itself.
 pub fn go_wording(text: &str) -> String {
+    if let Some(f) = fields(text, &["Variable ", " not found, did you mean ", "?"]) {
+        return format!("undefined: {} (did you mean {}?)", f[0], f[1]);
+    }
+    if let Some(f) = fields(text, &["Variable ", " not found"]) {
+        return format!("undefined: {}", f[0]);
+    }
     if let Some(f) = fields(
         text,
         &["Operation ", " not supported for types ", " and ", ""],

@@ -142,3 +142,114 @@ fn a_composition_test_checks_fields_and_update_records_the_output() {
         "{stdout}"
     );
 }
+
+/// The report's times, which depend on the machine, as `(T)`.
+fn untimed(stdout: &str) -> String {
+    let times = regex::Regex::new(r"\(\d+\.\d\ds\)").expect("a pattern");
+    times.replace_all(stdout, "(T)").into_owned()
+}
+
+#[test]
+fn go_format_tests_run_unchanged_and_report_as_the_go_runner_does() {
+    let (out, stdout) = test(root(), &["--format", "go", "tests/go-format"]);
+    assert!(out.status.success(), "{stdout}");
+    assert_eq!(
+        untimed(&stdout),
+        "# naming_test.star
+=== RUN   test_resource_name
+--- PASS: test_resource_name (T)
+=== RUN   test_unknown_environments_fail
+--- PASS: test_unknown_environments_fail (T)
+=== RUN   test_short_names_are_cut
+--- PASS: test_short_names_are_cut (T)
+  SKIP  test_takes_a_parameter (has parameters)
+# tags_test.star
+=== RUN   test_tags_merge
+--- PASS: test_tags_merge (T)
+=== RUN   test_typed_spec
+--- PASS: test_typed_spec (T)
+=== RUN   test_floats_within_one_ulp
+--- PASS: test_floats_within_one_ulp (T)
+ok\t6 tests passed
+"
+    );
+    // The same tests in this function's own report.
+    let (out, stdout) = test(root(), &["tests/go-format"]);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("ok    tests/go-format/lib/naming_test.star::test_resource_name"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "skip  tests/go-format/lib/naming_test.star::test_takes_a_parameter (has parameters)"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("6 passed, 0 failed\n"), "{stdout}");
+}
+
+#[test]
+fn a_failing_go_format_assertion_names_file_test_and_line_and_the_test_goes_on() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir(dir.path().join("lib")).expect("lib/");
+    write(
+        &dir.path().join("lib"),
+        "naming.star",
+        "def resource_name(name, env):\n    return 'acme-%s-%s' % (name, env)\n",
+    );
+    write(
+        &dir.path().join("lib"),
+        "naming_test.star",
+        "load('assert.star', 'assert')\nload('./naming.star', 'resource_name')\n\nassert.eq(1, 2)  # top level: not counted\n\ndef test_name():\n    assert.eq(resource_name('db', 'prod'), 'acme-db-production')\n    assert.true(False, 'reported too')\n\ndef test_error():\n    x = {}['missing']\n\ndef test_sees_no_request():\n    assert.fails(lambda: json.encode(1) + 1, 'unknown binary op')\n",
+    );
+    write(
+        dir.path(),
+        "broken_test.star",
+        "load('assert.star', 'assert')\n\ndef test_reads_the_xr():\n    assert.eq(oxr, None)\n",
+    );
+    let (out, stdout) = test(dir.path(), &["--format", "go"]);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let file = dir.path().join("lib/naming_test.star");
+    let broken = dir.path().join("broken_test.star");
+    assert_eq!(
+        untimed(&stdout),
+        format!(
+            "# broken_test.star
+FAIL  broken_test.star
+    {broken}:4:15: undefined: oxr (did you mean chr?)
+# naming_test.star
+=== RUN   test_name
+    Traceback (most recent call last):
+  {file}:7:14: in test_name
+Error: \"acme-db-prod\" != \"acme-db-production\"
+    Traceback (most recent call last):
+  {file}:8:16: in test_name
+Error: reported too
+--- FAIL: test_name (T)
+=== RUN   test_error
+    Traceback (most recent call last):
+  {file}:11:11: in test_error
+Error: key \"missing\" not in dict
+--- FAIL: test_error (T)
+=== RUN   test_sees_no_request
+--- PASS: test_sees_no_request (T)
+FAIL\t4 tests: 1 passed, 3 failed
+",
+            broken = broken.display(),
+            file = file.display()
+        )
+    );
+    // `--run` calls only the tests it names.
+    let (out, stdout) = test(dir.path(), &["--format", "go", "--run", "sees_no_request"]);
+    assert!(
+        stdout.contains("=== RUN   test_sees_no_request"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("=== RUN   test_name"), "{stdout}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the broken file still fails: {stdout}"
+    );
+}
