@@ -14,6 +14,7 @@ mod checklist;
 mod docs;
 mod engine;
 mod examples;
+mod go_spec;
 mod hostile;
 mod modules;
 mod mutable_struct;

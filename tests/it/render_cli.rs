@@ -150,3 +150,45 @@ fn print_goes_to_stderr_and_the_context_can_be_shown() {
         1
     );
 }
+
+/// A requirement with `namespace=` is answered from the given resources in
+/// that namespace only, by name and by labels.
+#[test]
+fn required_resources_are_selected_in_the_requirements_namespace() {
+    let dir = case_with_script(
+        "require_extra_resource('by_name', 'v1', 'ConfigMap', match_name='settings', namespace='team-a')
+require_extra_resources('by_labels', 'v1', 'ConfigMap', match_labels={'shared': 'true'}, namespace='team-a')
+require_extra_resources('everywhere', 'v1', 'ConfigMap', match_labels={'shared': 'true'})
+Resource('seen', {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {
+    'by_name': get_extra_resource('by_name', 'data.team', 'none'),
+    'by_labels': str(len(get_extra_resources('by_labels'))),
+    'everywhere': str(len(get_extra_resources('everywhere'))),
+}})",
+        "function-starlark",
+    );
+    let config_map = |ns: &str| {
+        format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: {ns}\n  labels: {{shared: \"true\"}}\ndata:\n  team: {ns}\n"
+        )
+    };
+    std::fs::write(
+        dir.path().join("required-resources.yaml"),
+        config_map("team-b") + &config_map("team-a"),
+    )
+    .expect("write");
+    let out = render(dir.path(), &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let docs = common::documents(&String::from_utf8_lossy(&out.stdout));
+    let seen = docs
+        .iter()
+        .find(|d| d["metadata"]["annotations"]["crossplane.io/composition-resource-name"] == "seen")
+        .expect("the resource");
+    assert_eq!(
+        seen["data"],
+        serde_json::json!({"by_name": "team-a", "by_labels": "1", "everywhere": "2"})
+    );
+}
