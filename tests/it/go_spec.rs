@@ -434,10 +434,11 @@ fn through_render(dir: &Path, e: &Example) -> (Seen, Value) {
         "spec": {"package": "xpkg.example.org/function-starlark:v0.1.0"},
     });
     let write = |name: &str, docs: &[Value]| {
-        let text: String = docs
-            .iter()
-            .map(|d| format!("---\n{}", serde_yaml::to_string(d).expect("YAML")))
-            .collect();
+        let mut text = String::new();
+        for d in docs {
+            text.push_str("---\n");
+            text.push_str(&serde_yaml::to_string(d).expect("YAML"));
+        }
         std::fs::write(dir.join(name), text).expect("write");
     };
     write("xr.yaml", &[xr()]);
