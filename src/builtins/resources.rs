@@ -242,10 +242,15 @@ fn resource(ctx: &Context, a: &ResourceArgs, legacy: &legacy::Keywords) -> anyho
             d.get_type()
         ));
     }
-    let gate = if legacy.used() {
-        legacy::gate(ctx, name, a.body, a.depends_on, legacy).map_err(fail)?
-    } else {
-        gate(ctx, a).map_err(fail)?
+    let gate = match legacy.usage() {
+        legacy::Usage::None => gate(ctx, a, None).map_err(fail)?,
+        legacy::Usage::OptionalBesideWhen(optional) => {
+            legacy::record_optional_beside_when(ctx, name, a.when, optional);
+            gate(ctx, a, Some(optional)).map_err(fail)?
+        }
+        legacy::Usage::Keywords => {
+            legacy::gate(ctx, name, a.body, a.depends_on, legacy).map_err(fail)?
+        }
     };
     match gate {
         Gate::Open => emit(ctx, a).map_err(fail).map(|()| Outcome::Emitted),
@@ -261,9 +266,9 @@ enum Gate {
     Closed(Outcome),
 }
 
-/// The gate of a call: `when=When(...)`, a `None` body, a skipped
-/// dependency.
-fn gate(ctx: &Context, a: &ResourceArgs) -> Result<Gate, String> {
+/// The gate of a call: `when=When(...)` (its `optional` replaced by
+/// `optional`, when given), a `None` body, a skipped dependency.
+fn gate(ctx: &Context, a: &ResourceArgs, optional: Option<bool>) -> Result<Gate, String> {
     let name = a.name;
     let when = match a.when {
         None => None,
@@ -296,7 +301,7 @@ fn gate(ctx: &Context, a: &ResourceArgs) -> Result<Gate, String> {
             );
             return Ok(Gate::Closed(Outcome::Emitted));
         }
-        return skip(&w.reason, !w.optional);
+        return skip(&w.reason, !optional.unwrap_or(w.optional));
     }
     if a.body.is_none() {
         return skip(BODY_NONE_REASON, true);

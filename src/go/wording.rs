@@ -178,6 +178,16 @@ fn no_attribute(kind: &str, attribute: &str) -> String {
 
 /// Go's words for the interpreter's message `text`, or `text` itself.
 pub fn go_wording(text: &str) -> String {
+    if let Some((names, function)) = text
+        .strip_prefix("Found `")
+        .and_then(|rest| rest.split_once("` extra named parameter(s) for call to "))
+    {
+        let first = names.split("` `").next().unwrap_or(names);
+        return format!(
+            "{function}: unexpected keyword argument {}",
+            crate::go::quote::go_quote(first)
+        );
+    }
     if let Some(f) = fields(text, &["Variable ", " not found, did you mean ", "?"]) {
         return format!("undefined: {} (did you mean {}?)", f[0], f[1]);
     }

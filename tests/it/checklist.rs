@@ -1787,17 +1787,70 @@ fn when_false_with_preserve_observed() {
     );
 }
 
-/// `When()` and the 0.11.0 keywords do not mix: both generations refuse
-/// such a call.
+/// `skip_reason=` and `preserve_observed=` do not mix with `When()`: both
+/// generations refuse such a call.
 #[test]
 fn when_and_the_legacy_keywords_do_not_mix() {
-    let msg = script_error(&run(
-        "Resource('x', {'kind':'K'}, when=When(False, 'r', keep_if_exists=False), optional=True)",
+    for keyword in ["skip_reason='r'", "preserve_observed=True"] {
+        let msg = script_error(&run(
+            &format!(
+                "Resource('x', {{'kind':'K'}}, when=When(False, 'r', keep_if_exists=False), {keyword})"
+            ),
+            "{}",
+        ));
+        assert!(
+            msg.contains(r#"Resource("x"): when=When(...) replaces skip_reason=, preserve_observed= and optional=: drop them (optional= goes into When())"#),
+            "{keyword}: {msg}"
+        );
+    }
+}
+
+/// An unknown keyword is refused as go.starlark.net refuses it.
+#[test]
+fn an_unknown_keyword_is_refused_in_gos_words() {
+    let msg = script_error(&run("Resource('x', {'kind':'K'}, bogus=1)", "{}"));
+    assert!(
+        msg.contains(r#"Resource: unexpected keyword argument "bogus""#),
+        "{msg}"
+    );
+}
+
+/// `optional=` beside `when=When(...)`, which the Go function accepted
+/// while `When()` had no `optional`, is the gate's: the skip is optional
+/// (and, as every skip now, holds its dependents back), with the one
+/// Warning naming the `When()` that says it.
+#[test]
+fn optional_beside_when_is_the_gates() {
+    let rsp = ok(run(
+        "up = Resource('up', {'kind':'U'}, when=When(False, 'off', keep_if_exists=False), optional=True)\nResource('down', {'kind':'D'}, depends_on=[up])",
         "{}",
     ));
-    assert!(
-        msg.contains(r#"Resource("x"): when=When(...) replaces skip_reason=, preserve_observed= and optional=: drop them (optional= goes into When())"#),
-        "{msg}"
+    assert!(!has(&rsp, "up") && !has(&rsp, "down"), "{rsp:#}");
+    assert_eq!(
+        result_pairs(&rsp),
+        vec![
+            (
+                "SEVERITY_NORMAL".to_owned(),
+                r#"Skipping optional resource "up": off"#.to_owned()
+            ),
+            (
+                "SEVERITY_WARNING".to_owned(),
+                r#"Skipping resource "down": depends on skipped "up""#.to_owned()
+            ),
+            (
+                "SEVERITY_WARNING".to_owned(),
+                legacy(
+                    "up",
+                    "optional=",
+                    r#"write when=When(False, "off", keep_if_exists=False, optional=True) instead"#
+                )
+            ),
+            ("SEVERITY_NORMAL".to_owned(), SUCCESS.to_owned()),
+        ]
+    );
+    assert_eq!(
+        readiness_conditions(&rsp)[0]["message"],
+        r#"Pending resources: "down" (depends on skipped "up")"#
     );
 }
 

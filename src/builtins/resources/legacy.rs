@@ -22,14 +22,38 @@ pub(super) struct Keywords<'a, 'v> {
     pub optional: Option<bool>,
 }
 
+/// How a call uses the keywords `When()` replaced.
+pub(super) enum Usage {
+    /// Not at all.
+    None,
+    /// `optional=` beside `when=When(...)`, as the Go function accepted
+    /// for a while before `When()` took `optional`: it is the gate's.
+    OptionalBesideWhen(bool),
+    /// The 0.11.0 way: a bool `when`, or any of the keywords.
+    Keywords,
+}
+
 impl Keywords<'_, '_> {
-    /// Whether the call is written the 0.11.0 way: a bool `when`, or any
-    /// of the keywords `When()` replaced.
-    pub fn used(&self) -> bool {
-        self.skip_reason.is_some()
-            || self.preserve_observed.is_some()
-            || self.optional.is_some()
-            || self.when.is_some_and(|w| w.unpack_bool().is_some())
+    /// How the call uses the keywords.
+    pub fn usage(&self) -> Usage {
+        let when_value = self
+            .when
+            .is_some_and(|w| w.downcast_ref::<When>().is_some());
+        match self.optional {
+            Some(optional)
+                if when_value && self.skip_reason.is_none() && self.preserve_observed.is_none() =>
+            {
+                Usage::OptionalBesideWhen(optional)
+            }
+            _ if self.skip_reason.is_some()
+                || self.preserve_observed.is_some()
+                || self.optional.is_some()
+                || self.when.is_some_and(|w| w.unpack_bool().is_some()) =>
+            {
+                Usage::Keywords
+            }
+            _ => Usage::None,
+        }
     }
 
     /// The keywords passed, as the Warning lists them.
@@ -137,18 +161,46 @@ pub(super) fn gate(
     Ok(Gate::Open)
 }
 
+/// Counts a call with `optional=` beside `when=When(...)` for the run's
+/// one Warning.
+pub(super) fn record_optional_beside_when(
+    ctx: &Context,
+    name: &str,
+    when: Option<Value>,
+    optional: bool,
+) {
+    let Some(w) = when.and_then(ValueLike::downcast_ref::<When>) else {
+        return;
+    };
+    let with = When {
+        optional,
+        ..w.clone()
+    };
+    count(ctx, || {
+        format!(
+            "Resource({name:?}) gates with the keywords of function-starlark 0.11.0 (optional=): write when={with} instead"
+        )
+    });
+}
+
 /// Counts the call for the run's one Warning, which names the first.
 fn record(ctx: &Context, name: &str, k: &Keywords, body_is_none: bool, preserve: bool) {
+    count(ctx, || {
+        format!(
+            "Resource({name:?}) gates with the keywords of function-starlark 0.11.0 ({}): {}",
+            k.names(),
+            k.replacement(body_is_none, preserve)
+        )
+    });
+}
+
+/// Counts a call for the run's one Warning, whose text is the first one's.
+fn count(ctx: &Context, first: impl FnOnce() -> String) {
     let mut legacy = ctx.effects.legacy_gating.borrow_mut();
     if let Some((_, count)) = legacy.as_mut() {
         *count += 1;
     } else {
-        let message = format!(
-            "Resource({name:?}) gates with the keywords of function-starlark 0.11.0 ({}): {}",
-            k.names(),
-            k.replacement(body_is_none, preserve)
-        );
-        *legacy = Some((message, 1));
+        *legacy = Some((first(), 1));
     }
 }
 
