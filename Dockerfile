@@ -5,7 +5,7 @@
 # user, on port 9443. Unlike package/build.sh it skips the profile-guided
 # build (package/pgo.sh drives the function with the crossplane CLI, which
 # this image does not have): the binary works the same and runs slower
-# (README "Performance").
+# (docs/architecture.md, "The shipped binary").
 
 FROM rust:1.95-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends musl-tools \

@@ -7,7 +7,7 @@
 //! (`evaluate`: the request decoded, the script run, the response built
 //! and encoded), the same run handed to another thread that sleeps
 //! between jobs or polls for them, and the whole handler with worker
-//! threads. On the 2-core VM of README "Performance", a run handed to a
+//! threads. On the 2-core VM of docs/performance.md, a run handed to a
 //! thread that slept took two to ten times as long as the same run on a
 //! thread that polled: waking a CPU costs more than the wake-up itself.
 

@@ -15,7 +15,8 @@
 #      then one that answered one example), and the release build linked
 #      by lld with its functions in that order (package/pgo-order.py):
 #      each process's first code together, so an idle one keeps less of
-#      the binary resident. README "Performance" has what both gained.
+#      the binary resident. docs/architecture.md ("The shipped binary") has
+#      what both gained.
 # Needs crank (CRANK, on PATH or in $(go env GOPATH)/bin); package/build.sh
 # calls it.
 set -euo pipefail

@@ -79,7 +79,7 @@ check_vectors() {
     shift 2
     echo "== ${file} against ${dir}"
     if ! (cd "${dir}" && go run . "$@") | cmp -s - "${file}"; then
-        echo "${file} is not what ${dir} records; regenerate it (README, Development)" >&2
+        echo "${file} is not what ${dir} records; regenerate it (CONTRIBUTING.md, Recorded vectors)" >&2
         exit 1
     fi
 }

@@ -74,8 +74,8 @@ pub struct Cli {
     /// Threads serving gRPC: reading requests, handing them to the
     /// scripts' workers, writing answers. Scripts never run on them. 1 (the
     /// default) serves on a single thread, which leaves the cores to the
-    /// workers and spared a quarter of the CPU per call on a 2-core VM
-    /// (README "Performance"); 0 starts one per core.
+    /// workers and spends a fifth less CPU per call on a 2-core VM
+    /// (docs/architecture.md); 0 starts one per core.
     #[arg(long, env = "STARLARK_SERVER_THREADS", default_value_t = 1)]
     pub server_threads: usize,
 

@@ -4,8 +4,9 @@
 //! string instruction is slow to start; Rust calls `memcpy` for every move
 //! of a value whose size is unknown or large (a request's future, starlark's
 //! syntax tree cloned from the cache, buffers). In a profile of 10 resources
-//! at 16 at once (2026-11-26) musl's `memcpy` was the hottest symbol of the
-//! worker processes, twice its share under glibc (README "Performance").
+//! at 16 at once musl's `memcpy` is the hottest symbol of the worker
+//! processes, twice its share under glibc (docs/architecture.md, "The
+//! shipped binary").
 //! Here a copy of up to 64 bytes is a few unaligned loads and stores, one
 //! of up to 2 KiB a loop moving 32 bytes a turn, and a longer one `rep movsb`,
 //! which processors with fast string moves (ERMS) run at full speed.

@@ -36,9 +36,10 @@ use std::sync::OnceLock;
 
 use mimalloc::MiMalloc;
 
-/// The allocator: mimalloc, counted. Chosen by measurement (README,
-/// "Performance"): the shipped static binary would otherwise use musl's
-/// allocator, which made requests two to three times slower.
+/// The allocator: mimalloc, counted. Chosen by measurement
+/// (docs/architecture.md, "Memory"): the shipped static binary would
+/// otherwise use musl's allocator, which made requests two to three times
+/// slower.
 pub struct Counting;
 
 /// What happens when a hard meter goes over its budget: set once by the

@@ -10,7 +10,7 @@
 //! and the composite's few strings the run reads besides are read from
 //! its bytes. A body that is not a valid `Struct` fails the run with a
 //! Fatal result naming the resource (or `oxr`), where decoding the whole
-//! request first refused the call.
+//! request up front would refuse the call.
 
 use std::collections::HashMap;
 use std::ops::Deref;

@@ -88,7 +88,8 @@ const STACK: usize = 16 << 20;
 /// With one thread (the default) the runtime is tokio's current-thread
 /// one, on a thread of its own with a deep stack: on a 2-core VM where the
 /// worker processes share the cores, a second server thread mostly added
-/// wake-ups and work stealing between the two (README "Performance").
+/// wake-ups and work stealing between the two (docs/architecture.md, "One
+/// server thread").
 pub fn run(cli: Cli) -> Result<(), ServeError> {
     let threads = cli.server_threads();
     let server = std::thread::Builder::new()

@@ -6,7 +6,7 @@
 //! every microsecond it spends is one the server cannot use. tonic's client
 //! (a tower buffer, a codec that copies the message into a frame, a body
 //! stream per call) cost about as much per call as the no-op server it
-//! called, 19-23 µs at 16 calls at once (2026-11-26).
+//! called, 19-23 µs at 16 calls at once.
 
 use bytes::{BufMut, Bytes, BytesMut};
 use h2::client::SendRequest;

@@ -474,7 +474,7 @@ type Labels = Vec<(String, String)>;
 
 /// The labels `Resource()` sets on the body: those of `labels=`, then the
 /// resource name. Crossplane sets its own (`crossplane.io/composite` and
-/// the claim's) on every composed resource; this function no longer does.
+/// the claim's) on every composed resource, so this function sets neither.
 fn label_edits(name: &str, labels: Option<Value>) -> Result<Labels, String> {
     let mut set: Labels = Vec::new();
     if let Some(v) = labels {

@@ -2,10 +2,11 @@
 //! before sleeping.
 //!
 //! A request crosses the worker socket twice (the job to the worker, the
-//! answer back), and each crossing used to wake a thread that slept in the
-//! kernel. On the 2-core VMs the benchmark runs on, each such wake-up cost
-//! 20-25 µs, more than evaluating `x = 1` (timed stage by stage, 2026-11-25).
-//! Polling the socket for a short time first catches a frame as it lands.
+//! answer back), and a crossing that finds the other end asleep wakes a
+//! thread in the kernel. On the 2-core VMs the benchmark runs on, each such
+//! wake-up costs 20-25 µs, more than evaluating `x = 1` (timed stage by
+//! stage). Polling the socket for a short time first catches a frame as it
+//! lands.
 //!
 //! The price is CPU: at most the budget per wait, and only where nothing
 //! else could use it. The server polls only for the single run in flight,

@@ -11,8 +11,9 @@
 //! so that a busy worker goes from one job to the next without sleeping
 //! and without waiting for the server. Every crossing of the socket that
 //! wakes a sleeping process costs tens of microseconds of CPU on a
-//! virtual machine (measured in README "Performance"); under load, jobs
-//! and answers now cross without waking anyone, several per system call.
+//! virtual machine (docs/architecture.md, "Lanes and the queue"); under
+//! load, jobs and answers cross without waking anyone, several per system
+//! call.
 //! An idle worker takes one job; a second waits behind a running one only
 //! when no worker is idle, and for at most [`WITHDRAW_AFTER`]: then it
 //! goes back to the front of the queue, and the worker skips it if it

@@ -27,7 +27,8 @@ use crate::bindings;
 use crate::effects::Context;
 use crate::syntax::line_map::LineMap;
 
-/// Limits of one script run. The defaults are documented in the README.
+/// Limits of one script run. The defaults are documented in the README
+/// ("Limits") and docs/limits.md.
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// starlark-rust ticks: loop iterations and calls, native calls

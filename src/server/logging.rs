@@ -4,13 +4,13 @@
 //! The SDK (`function_sdk_rust::logging`) installs tracing-subscriber's
 //! JSON formatter, which stores a span's fields as JSON text and parses
 //! that text again for every line written inside the span. With one line
-//! per request, that was
-//! about a tenth of the server's CPU on a trivial script (README
-//! "Performance"). [`JsonLines`] writes the same keys in the same order -
-//! `timestamp`, `level`, `fields`, `target`, `filename`, `line_number`,
-//! then `span` and `spans` inside a span - keeping each span's fields
-//! ready to copy. `--debug` keeps the SDK's human-readable output, and
-//! `RUST_LOG` selects levels as the SDK documents.
+//! per request, that is about a tenth of the server's CPU on a trivial
+//! script (docs/architecture.md, "The log line"). [`JsonLines`] writes the
+//! same keys in the same order - `timestamp`, `level`, `fields`, `target`,
+//! `filename`, `line_number`, then `span` and `spans` inside a span -
+//! keeping each span's fields ready to copy. `--debug` keeps the SDK's
+//! human-readable output, and `RUST_LOG` selects levels as the SDK
+//! documents.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
