@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use function_starlark::engine::runtime::{Limits, Outcome, Runtime};
 use function_starlark::input::Script;
+use function_starlark::limits::Limits;
 use function_starlark::loader::Sources;
+use function_starlark::runner::{Outcome, Runtime};
 
 /// A resource of about 5 KB: a Deployment-like body with 40 env entries.
 const RESOURCE: &str = r#"

@@ -4,10 +4,11 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use function_sdk_rust::proto::v1::{Resource, RunFunctionRequest, State};
-use function_starlark::engine::{Limits, Runtime};
 use function_starlark::function::StarlarkFunction;
 use function_starlark::input::Settings;
+use function_starlark::limits::Limits;
 use function_starlark::metrics::Metrics;
+use function_starlark::runner::Runtime;
 use serde_json::json;
 
 const TEN_RESOURCES: &str = r#"

@@ -21,12 +21,14 @@ use std::sync::mpsc::{Receiver, TryRecvError, channel};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use function_starlark::engine::job::{Job, RequestHead};
-use function_starlark::engine::{Limits, Runtime, evaluate};
 use function_starlark::function::StarlarkFunction;
 use function_starlark::input::{Plan, Settings};
+use function_starlark::limits::Limits;
 use function_starlark::loader::Sources;
 use function_starlark::metrics::Metrics;
+use function_starlark::runner::Runtime;
+use function_starlark::wire::Runs;
+use function_starlark::wire::job::{Job, RequestHead};
 use prost::Message;
 use support::workloads::workloads;
 
@@ -96,7 +98,7 @@ fn handed_over(runtime: &Arc<Runtime>, job: &Job, budget: Duration, poll: bool) 
         .spawn(move || {
             let cancel = AtomicBool::new(false);
             while let Some(job) = receive(&jobs_rx, poll) {
-                let _ = answers_tx.send(evaluate::evaluate(&thread_runtime, job, &cancel, false));
+                let _ = answers_tx.send(thread_runtime.run(job, &cancel, false));
             }
         })
         .expect("a thread");
@@ -139,7 +141,7 @@ fn main() {
         if only_eval {
             let job = rt.block_on(prepare(&function, &w.request));
             let eval = median(budget, || {
-                let _ = evaluate::evaluate(&runtime, job.clone(), &cancel, false);
+                let _ = runtime.run(job.clone(), &cancel, false);
             });
             println!(
                 "| {} | evaluate {:.1} µs |",
@@ -157,7 +159,7 @@ fn main() {
             let _ = Job::decode(bytes).expect("a job");
         });
         let eval = median(budget, || {
-            let answer = evaluate::evaluate(&runtime, job.clone(), &cancel, false);
+            let answer = runtime.run(job.clone(), &cancel, false);
             assert!(answer.failure.is_none(), "{}: {:?}", w.name, answer.failure);
         });
         let on_thread = handed_over(&runtime, &job, budget, false);

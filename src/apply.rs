@@ -17,30 +17,12 @@ use crate::builtins::conditions::COMPOSED_RESOURCES_READY;
 use crate::effects::{Body, Condition, Effects, Emitted, Event, Match, Severity, Target};
 use crate::error::Error;
 use crate::go::duration::to_seconds_nanos;
+use crate::input::UsageApi;
 use crate::request::Request;
 use sequencing::Sequencing;
 
 mod schemas;
 mod sequencing;
-
-/// Which Usage API generated Usage resources use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UsageApi {
-    /// `apiextensions.crossplane.io/v1beta1` (Crossplane 1.x).
-    V1,
-    /// `protection.crossplane.io/v1beta1` (Crossplane 2.x), the default.
-    V2,
-}
-
-impl UsageApi {
-    /// The Usage resources' apiVersion.
-    pub fn api_version(self) -> &'static str {
-        match self {
-            UsageApi::V1 => "apiextensions.crossplane.io/v1beta1",
-            UsageApi::V2 => "protection.crossplane.io/v1beta1",
-        }
-    }
-}
 
 /// The Normal result that closes a successful run.
 pub const SUCCESS_MESSAGE: &str = "function-starlark: executed successfully";
@@ -83,7 +65,7 @@ pub fn apply_fatal(rsp: &mut RunFunctionResponse, effects: &Effects, message: St
 
 /// Bodies of composed resources already encoded, by resource name: the
 /// response holds their other fields, and its encoding takes the body from
-/// here (see `engine::wire`).
+/// here (see `wire::response`).
 pub type EncodedBodies = BTreeMap<String, bytes::Bytes>;
 
 /// The success path: each stage below writes its part of the response, in

@@ -233,8 +233,7 @@ fn scripts(path: &Path) -> Vec<Script> {
 
 /// The names a script sees without binding them.
 fn predeclared() -> HashSet<String> {
-    let runtime =
-        crate::engine::runtime::Runtime::new(crate::engine::runtime::Limits::default(), 1);
+    let runtime = crate::runner::Runtime::new(crate::limits::Limits::default(), 1);
     let mut names: HashSet<String> = runtime.global_names().into_iter().collect();
     names.extend(
         crate::bindings::REQUEST_GLOBALS

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::engine::runtime::Limits;
+use crate::limits::Limits;
 use crate::loader::oci::{OciConfig, PullPolicy, credentials};
 
 /// function-starlark: runs Starlark scripts as a Crossplane composition function.

@@ -289,7 +289,7 @@ pub struct Context {
     pub stopped: Cell<Option<Stopped>>,
     /// How many times a builtin reached this context: a module whose
     /// top level never does is independent of the request (see
-    /// `engine::loading`).
+    /// `runner::loading`).
     pub touched: Cell<u64>,
     /// What the `assert` module of a Go-format test reported, with where
     /// it was called from: a failed assertion does not stop the test.

@@ -12,15 +12,16 @@ use prost::Message;
 use tonic::Status;
 use tracing::Instrument;
 
-use crate::engine::job::RequestHead;
-use crate::engine::runtime::Runtime;
-use crate::engine::{Answer, Engine, Job, Outcome, depth, evaluate};
 use crate::error::Error;
 use crate::input::cache::{CheckedCache, Input};
 use crate::input::{self, Plan, Settings};
 use crate::loader::Sources;
 use crate::loader::oci::OciResolver;
 use crate::metrics::{Metrics, Series};
+use crate::transport::Engine;
+use crate::wire::codec::{self, failed};
+use crate::wire::job::RequestHead;
+use crate::wire::{Answer, Job, Outcome, Runs, depth};
 
 /// The Normal result of an empty mounted script.
 pub const PASSTHROUGH_MESSAGE: &str =
@@ -43,10 +44,10 @@ pub struct StarlarkFunction {
 pub type PrintSink = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
 impl StarlarkFunction {
-    /// A function running scripts on worker threads over `runtime`, with an
+    /// A function running scripts on worker threads, each job on `runner`, with an
     /// OCI resolver of default settings (`IfNotPresent`).
-    pub fn new(runtime: Arc<Runtime>, settings: Settings, metrics: Metrics) -> Self {
-        Self::with_engine(Arc::new(Engine::threads(runtime)), settings, metrics)
+    pub fn new(runner: Arc<dyn Runs>, settings: Settings, metrics: Metrics) -> Self {
+        Self::with_engine(Arc::new(Engine::threads(runner)), settings, metrics)
     }
 
     /// A function running scripts on `engine`.
@@ -183,12 +184,12 @@ impl StarlarkFunction {
         let checked = match self.plan(input).await {
             Ok(Plan::Passthrough { filename }) => {
                 let series = self.metrics.series(&filename);
-                let answer = match evaluate::decode(&bytes) {
+                let answer = match codec::decode(&bytes) {
                     Ok(request) => {
                         let mut rsp = response::to(&request, response::DEFAULT_TTL);
                         response::normal(&mut rsp, PASSTHROUGH_MESSAGE);
                         Answer {
-                            response: evaluate::encode(rsp),
+                            response: codec::encode(rsp),
                             ..Answer::default()
                         }
                     }
@@ -201,7 +202,7 @@ impl StarlarkFunction {
                 return (answer, series);
             }
             Ok(Plan::Run(checked)) => checked,
-            Err(e) => return (evaluate::failed(&bytes, &e), self.metrics.unresolved()),
+            Err(e) => return (failed(&bytes, &e), self.metrics.unresolved()),
         };
         let series = self.metrics.series(&checked.script.filename);
         let request = head.into_request();
@@ -216,7 +217,7 @@ impl StarlarkFunction {
                         "resolving modules took longer than the {}s the caller allowed for the call",
                         deadline.as_secs_f64()
                     ));
-                    return (evaluate::failed(&bytes, &e), series);
+                    return (failed(&bytes, &e), series);
                 };
                 gathered
             }
@@ -226,7 +227,7 @@ impl StarlarkFunction {
         }
         let sources = match gathered.sources {
             Ok(sources) => sources,
-            Err(e) => return (evaluate::failed(&bytes, &e), series),
+            Err(e) => return (failed(&bytes, &e), series),
         };
         // The run gets what is left of the caller's deadline, when that is
         // sooner than the time limit.

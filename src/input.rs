@@ -76,7 +76,24 @@ pub struct ScriptConfigRef {
     pub key: Option<String>,
 }
 
-pub use crate::apply::UsageApi;
+/// Which Usage API generated Usage resources use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageApi {
+    /// `apiextensions.crossplane.io/v1beta1` (Crossplane 1.x).
+    V1,
+    /// `protection.crossplane.io/v1beta1` (Crossplane 2.x), the default.
+    V2,
+}
+
+impl UsageApi {
+    /// The Usage resources' apiVersion.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            UsageApi::V1 => "apiextensions.crossplane.io/v1beta1",
+            UsageApi::V2 => "protection.crossplane.io/v1beta1",
+        }
+    }
+}
 
 /// Reads an environment variable.
 pub type EnvLookup = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;

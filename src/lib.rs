@@ -5,16 +5,17 @@
 //!
 //! 1. [`server`] takes the call (mTLS, health, reflection, [`metrics`]) and
 //!    hands [`function`] the request as bytes, checked for depth
-//!    ([`engine::depth`]) before anything decodes it.
+//!    ([`wire::depth`]) before anything decodes it.
 //! 2. [`function`] reads the head of the request; [`input`] decodes the
 //!    `StarlarkInput` strictly and checks it once: which script, read from
 //!    where, with which settings.
 //! 3. [`loader`] gathers every module `load()` can reach (inline, files,
 //!    the embedded stdlib, OCI artifacts) before the run, reading `load`
 //!    targets off tokens ([`syntax`]).
-//! 4. [`engine`] runs the job in a worker process (or thread) under its
-//!    budgets: ticks, call depth, memory ([`meter`]), time, nesting. The
-//!    worker decodes the request, starts the response from the SDK's
+//! 4. [`transport`] carries the job ([`wire`]) to a worker process (or
+//!    thread), where [`runner`] runs it under its budgets ([`limits`]):
+//!    ticks, call depth, memory ([`meter`]), time, nesting. The runner
+//!    decodes the request, starts the response from the SDK's
 //!    copy-forward constructor (nothing an earlier step desired is lost),
 //!    compiles the script ([`syntax`] pre-pass, starlark-rust's parser,
 //!    cached by content in a [`cache`]) and evaluates it with the request's
@@ -45,11 +46,11 @@ pub mod docs;
 // `#[derive(ProvidesStaticType)]` on the run context expands to an `unsafe impl`.
 #[allow(unsafe_code)]
 pub mod effects;
-pub mod engine;
 pub mod error;
 pub mod function;
 pub mod go;
 pub mod input;
+pub mod limits;
 pub mod loader;
 // Defines `memcpy` and `memmove` with inline assembly (x86-64 only).
 #[cfg(target_arch = "x86_64")]
@@ -61,14 +62,17 @@ pub mod openapi;
 pub mod panics;
 pub mod render;
 pub mod request;
+pub mod runner;
 pub mod server;
 pub mod syntax;
 pub mod test_runner;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod transport;
 // starlark's derives (`Trace`, `ProvidesStaticType`) expand to `unsafe impl`s.
 #[allow(unsafe_code)]
 pub mod values;
+pub mod wire;
 
 /// Every allocation is counted against the run that makes it (see
 /// [`meter`]).

@@ -1,11 +1,14 @@
 use function_starlark::cli::{Cli, Command};
-use function_starlark::engine::worker;
+use function_starlark::runner::Runtime;
+use function_starlark::transport::worker;
 
 fn main() -> std::process::ExitCode {
     function_starlark::panics::install();
     let mut args = std::env::args();
     if args.nth(1).as_deref() == Some(worker::ARG) {
-        return worker::main(&args.next().unwrap_or_default());
+        // A worker process: the transport's end of the socket, running each
+        // job on a runtime of its own.
+        return worker::main(&args.next().unwrap_or_default(), Runtime::new);
     }
     let cli = Cli::from_process();
     // No log subscriber for a subcommand: the output is on stdout, and

@@ -15,7 +15,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-use crate::engine::Outcome;
+use crate::wire::Outcome;
 
 /// The one label every series carries: the script's file name.
 type Labels = Vec<(&'static str, String)>;

@@ -24,11 +24,12 @@ use function_sdk_rust::proto::v1::{
 };
 use serde_json::Value;
 
-use crate::engine::runtime::{Limits, Runtime};
 use crate::function::StarlarkFunction;
 use crate::input::Settings;
+use crate::limits::Limits;
 use crate::loader::oci::{OciConfig, OciResolver};
 use crate::metrics::Metrics;
+use crate::runner::Runtime;
 
 pub mod load;
 pub mod output;

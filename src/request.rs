@@ -24,7 +24,7 @@ use prost::encoding::{DecodeContext, decode_key, skip_field};
 /// `RunFunctionRequest.observed`.
 const OBSERVED_TAG: u32 = 2;
 
-/// `RunFunctionRequest.input`: the server reads it (`engine::job::RequestHead`)
+/// `RunFunctionRequest.input`: the server reads it (`wire::job::RequestHead`)
 /// and hands the run what it found; a run has no use for it.
 const INPUT_TAG: u32 = 4;
 

@@ -5,7 +5,7 @@
 //! This is assembled here from the SDK's protocol pieces rather than with
 //! the SDK's `Server`, because RunFunction must see its request as bytes:
 //! protobuf decoding recurses once per nested message, so the request is
-//! checked for depth (see [`crate::engine::depth`]) before anything
+//! checked for depth (see [`crate::wire::depth`]) before anything
 //! decodes it, and decoded in the worker that runs the script.
 //!
 //! Health reports NOT_SERVING until the first worker is ready and again
@@ -24,12 +24,12 @@ use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
 
 use crate::cli::{Cli, Isolation};
-use crate::engine::runtime::Runtime;
-use crate::engine::{Engine, worker};
 use crate::function::StarlarkFunction;
 use crate::input::Settings;
 use crate::loader::oci::OciResolver;
 use crate::metrics::Metrics;
+use crate::runner::Runtime;
+use crate::transport::{Engine, worker};
 
 pub mod codec;
 pub mod grpc_metrics;
@@ -79,7 +79,7 @@ pub enum ServeError {
 
 /// Stack of the threads that decode requests and compose error answers:
 /// both recurse with the request's nesting, which is bounded
-/// ([`crate::engine::depth`]) but deeper than the default 2 MiB holds.
+/// ([`crate::wire::depth`]) but deeper than the default 2 MiB holds.
 const STACK: usize = 16 << 20;
 
 /// Serves the function until SIGTERM or SIGINT, on `--server-threads`

@@ -19,6 +19,7 @@ pub mod line_map;
 pub mod loads;
 pub mod nesting;
 pub mod prepass;
+pub mod source_error;
 pub mod static_check;
 
 /// `source` pre-passed and parsed as `file`, with the map back to the

@@ -307,7 +307,7 @@ pub fn main(args: &TestArgs, options: Options) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let go_runtime = crate::engine::Runtime::for_tests(options.limits.clone());
+    let go_runtime = crate::runner::Runtime::for_tests(options.limits.clone());
     let function = crate::render::function(options, assert::register);
     let mut report = Report {
         format: args.format,
@@ -324,8 +324,8 @@ pub fn main(args: &TestArgs, options: Options) -> ExitCode {
         let select = |name: &str| selected(&format!("{}::{name}", file.display()));
         let outcome = runtime.block_on(go_format::run(&go_runtime, function.oci(), &file, &select));
         match outcome {
-            crate::engine::test_file::FileOutcome::Failed(why) => report.file_failed(case, why),
-            crate::engine::test_file::FileOutcome::Tests(tests) => {
+            crate::runner::test_file::FileOutcome::Failed(why) => report.file_failed(case, why),
+            crate::runner::test_file::FileOutcome::Tests(tests) => {
                 for test in tests {
                     for line in &test.printed {
                         eprintln!("{line}");

@@ -5,9 +5,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use crate::engine::runtime::{Limits, Outcome, Run, Runtime};
 use crate::input::Script;
+use crate::limits::Limits;
 use crate::loader::Sources;
+use crate::runner::{Outcome, Run, Runtime};
 
 thread_local! {
     static RUNTIME: Runtime = Runtime::new(Limits::default(), 64);
@@ -79,7 +80,7 @@ pub fn assert_error(expr: &str, message: &str) {
     match run(&format!("x = {expr}\n")) {
         Ok(_) => panic!("{expr}: expected the error {message:?}"),
         Err(e) => assert_eq!(
-            crate::engine::errors::error_message(&e),
+            crate::runner::errors::error_message(&e),
             Some(message),
             "{expr}: {e}"
         ),

@@ -258,7 +258,7 @@ fn error_line(message: &str, name: &str) -> String {
         };
         return format!("STATIC ERROR: {msg}");
     }
-    match function_starlark::engine::errors::error_message(message) {
+    match function_starlark::runner::errors::error_message(message) {
         Some(msg) => format!("ERR: {msg}"),
         None => format!("ERR: {message}"),
     }

@@ -12,11 +12,12 @@ use pbjson_types::value::Kind;
 use pbjson_types::{Struct, Value as PbValue};
 use sha2::{Digest, Sha256};
 
-use super::{DependencySettings, UsageApi, duration_from_nanos, set_ttl};
+use super::{DependencySettings, duration_from_nanos, set_ttl};
 use crate::builtins::resources::RESOURCE_NAME_LABEL;
 use crate::effects::{Dependency, DependencyKind, Effects, Emitted};
 use crate::error::Error;
 use crate::go::duration::parse_go_duration;
+use crate::input::UsageApi;
 use crate::request::Request;
 
 /// The response TTL while sequencing defers resources, unless the input

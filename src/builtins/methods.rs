@@ -17,52 +17,65 @@
 use anyhow::anyhow;
 use starlark::environment::GlobalsBuilder;
 use starlark::eval::Evaluator;
-use starlark::starlark_module;
-use starlark::values::dict::DictRef;
-use starlark::values::tuple::UnpackTuple;
-use starlark::values::{Heap, Value};
+use starlark::values::Value;
 
+use crate::go::names::GO_METHODS;
 use crate::go::types::go_type;
+use crate::values::receiver_fn::{MethodCall, ReceiverFn};
 use crate::values::string_iter::{Codepoints, Elems};
 
-/// Calls `receiver.name(args, kwargs)`, or fails as Go does when the
-/// receiver has no such method.
-pub(crate) fn own_method<'v>(
-    receiver: Value<'v>,
-    name: &str,
-    args: &[Value<'v>],
-    kwargs: DictRef<'v>,
+/// Registers `_sl_NAME` for every method of `GO_METHODS` but `pop` (see
+/// `pop.rs`).
+pub(crate) fn register(builder: &mut GlobalsBuilder) {
+    for name in GO_METHODS.iter().filter(|name| **name != "pop") {
+        let builtin = ReceiverFn::new(name, call);
+        builder.set(&builtin.global_name(), builtin);
+    }
+}
+
+/// What the builtin of a method does: Go's method where the receiver's
+/// type has one that differs, the receiver's own method otherwise.
+fn call<'v>(
+    call: MethodCall<'v, '_>,
     eval: &mut Evaluator<'v, '_, '_>,
 ) -> starlark::Result<Value<'v>> {
-    let Some(method) = receiver.get_attr(name, eval.heap())? else {
-        return Err(anyhow!("{} has no .{name} field or method", go_type(receiver)).into());
-    };
-    let named: Vec<(&str, Value<'v>)> = kwargs
-        .iter()
-        .map(|(k, v)| (k.unpack_str().unwrap_or_default(), v))
-        .collect();
-    eval.eval_function(method, args, &named)
+    let text = call.receiver.unpack_str();
+    match call.name {
+        "union" | "update" if call.receiver.get_type() == "set" => set_method(call, eval),
+        "codepoints" | "codepoint_ords" | "elems" | "elem_ords" if text.is_some() => {
+            string_iterable(call, text.unwrap_or_default(), eval)
+        }
+        "strip" | "lstrip" | "rstrip" if text.is_some() => strip(call, eval),
+        "split" | "rsplit" if text.is_some() => split(call, eval),
+        _ => own_method(call, eval),
+    }
 }
 
-/// Whether `v` can be iterated.
-fn iterable<'v>(v: Value<'v>, heap: Heap<'v>) -> bool {
-    v.iterate(heap).is_ok()
-}
-
-/// Adds every element of every iterable of `args` to `set` with its own
-/// `update`, failing as Go's `NAME` does on a value that is not iterable.
-fn add_all<'v>(
-    name: &str,
-    set: Value<'v>,
-    args: &[Value<'v>],
-    kwargs: DictRef<'v>,
+/// Calls the receiver's own method, or fails as Go does when it has no
+/// such method.
+pub(crate) fn own_method<'v>(
+    call: MethodCall<'v, '_>,
     eval: &mut Evaluator<'v, '_, '_>,
-) -> starlark::Result<()> {
-    if !kwargs.is_empty() {
+) -> starlark::Result<Value<'v>> {
+    let Some(method) = call.receiver.get_attr(call.name, eval.heap())? else {
+        let (name, receiver) = (call.name, go_type(call.receiver));
+        return Err(anyhow!("{receiver} has no .{name} field or method").into());
+    };
+    eval.eval_function(method, call.args, call.named)
+}
+
+/// A set's `union` (into a copy) or `update` (in place) of any number of
+/// iterables, failing as Go's does on a value that is not iterable.
+fn set_method<'v>(
+    call: MethodCall<'v, '_>,
+    eval: &mut Evaluator<'v, '_, '_>,
+) -> starlark::Result<Value<'v>> {
+    let name = call.name;
+    if !call.named.is_empty() {
         return Err(anyhow!("{name}: does not accept keyword arguments").into());
     }
-    for (i, &arg) in args.iter().enumerate() {
-        if !iterable(arg, eval.heap()) {
+    for (i, &arg) in call.args.iter().enumerate() {
+        if arg.iterate(eval.heap()).is_err() {
             return Err(anyhow!(
                 "{name}: argument #{} is not iterable: {}",
                 i + 1,
@@ -71,37 +84,37 @@ fn add_all<'v>(
             .into());
         }
     }
-    let update = set.get_attr_error("update", eval.heap())?;
-    for &arg in args {
+    let heap = eval.heap();
+    let (target, result) = if name == "update" {
+        (call.receiver, Value::new_none())
+    } else {
+        // A copy made by the set's own one-iterable union.
+        let union = call.receiver.get_attr_error("union", heap)?;
+        let empty = heap.alloc(Vec::<Value>::new());
+        let copy = eval.eval_function(union, &[empty], &[])?;
+        (copy, copy)
+    };
+    let update = target.get_attr_error("update", eval.heap())?;
+    for &arg in call.args {
         eval.eval_function(update, &[arg], &[])?;
     }
-    Ok(())
+    Ok(result)
 }
 
-/// Fails unless a string method that takes nothing was given nothing.
-fn no_arguments(name: &str, args: &[Value], kwargs: DictRef) -> anyhow::Result<()> {
-    if !kwargs.is_empty() {
-        return Err(anyhow!("{name}: unexpected keyword arguments"));
-    }
-    if !args.is_empty() {
-        return Err(anyhow!("{name}: got {} arguments, want 0", args.len()));
-    }
-    Ok(())
-}
-
-/// `receiver.NAME()` for a string NAME of the iterables, else the receiver's
-/// own method.
+/// A string's `codepoints`, `codepoint_ords`, `elems` or `elem_ords`: Go's
+/// iterables, which take no arguments.
 fn string_iterable<'v>(
-    name: &str,
-    receiver: Value<'v>,
-    args: &[Value<'v>],
-    kwargs: DictRef<'v>,
+    call: MethodCall<'v, '_>,
+    text: &str,
     eval: &mut Evaluator<'v, '_, '_>,
 ) -> starlark::Result<Value<'v>> {
-    let Some(text) = receiver.unpack_str() else {
-        return own_method(receiver, name, args, kwargs, eval);
-    };
-    no_arguments(name, args, kwargs)?;
+    let name = call.name;
+    if !call.named.is_empty() {
+        return Err(anyhow!("{name}: unexpected keyword arguments").into());
+    }
+    if !call.args.is_empty() {
+        return Err(anyhow!("{name}: got {} arguments, want 0", call.args.len()).into());
+    }
     let heap = eval.heap();
     Ok(match name {
         "codepoints" => heap.alloc_simple(Codepoints::new(text, false)),
@@ -111,160 +124,32 @@ fn string_iterable<'v>(
     })
 }
 
-/// `receiver.NAME(chars)`, where a string reads `""` as no argument.
+/// A string's `strip`, `lstrip` or `rstrip`, reading `""` as no argument.
 fn strip<'v>(
-    name: &str,
-    receiver: Value<'v>,
-    args: &[Value<'v>],
-    kwargs: DictRef<'v>,
+    call: MethodCall<'v, '_>,
     eval: &mut Evaluator<'v, '_, '_>,
 ) -> starlark::Result<Value<'v>> {
-    let blank = matches!(args, [only] if only.unpack_str() == Some(""));
-    if receiver.unpack_str().is_some() && blank && kwargs.is_empty() {
-        return own_method(receiver, name, &[], kwargs, eval);
+    let blank = matches!(call.args, [only] if only.unpack_str() == Some(""));
+    if blank && call.named.is_empty() {
+        return own_method(MethodCall { args: &[], ..call }, eval);
     }
-    own_method(receiver, name, args, kwargs, eval)
+    own_method(call, eval)
 }
 
-/// `receiver.NAME(sep, ...)`, where a string refuses `sep` `""`.
+/// A string's `split` or `rsplit`, refusing the separator `""`.
 fn split<'v>(
-    name: &str,
-    receiver: Value<'v>,
-    args: &[Value<'v>],
-    kwargs: DictRef<'v>,
+    call: MethodCall<'v, '_>,
     eval: &mut Evaluator<'v, '_, '_>,
 ) -> starlark::Result<Value<'v>> {
-    let sep = args.first().copied().or_else(|| kwargs.get_str("sep"));
-    if receiver.unpack_str().is_some() && sep.and_then(Value::unpack_str) == Some("") {
+    let sep = call.args.first().copied().or_else(|| {
+        call.named
+            .iter()
+            .find(|(k, _)| *k == "sep")
+            .map(|(_, v)| *v)
+    });
+    if sep.and_then(Value::unpack_str) == Some("") {
         // Go's rsplit shares split's message.
         return Err(anyhow!("split: empty separator").into());
     }
-    own_method(receiver, name, args, kwargs, eval)
-}
-
-#[starlark_module]
-pub(crate) fn register(builder: &mut GlobalsBuilder) {
-    /// `receiver.union(iterables...)`: a set's union takes any number.
-    fn _sl_union<'v>(
-        #[starlark(require = pos)] receiver: Value<'v>,
-        #[starlark(args)] args: UnpackTuple<Value<'v>>,
-        #[starlark(kwargs)] kwargs: DictRef<'v>,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Value<'v>> {
-        if receiver.get_type() != "set" {
-            return own_method(receiver, "union", &args.items, kwargs, eval);
-        }
-        // A copy made by the set's own one-iterable union.
-        let empty = eval.heap().alloc(Vec::<Value>::new());
-        let union = receiver.get_attr_error("union", eval.heap())?;
-        let copy = eval.eval_function(union, &[empty], &[])?;
-        add_all("union", copy, &args.items, kwargs, eval)?;
-        Ok(copy)
-    }
-
-    /// `receiver.update(iterables...)`: a set's update takes any number.
-    fn _sl_update<'v>(
-        #[starlark(require = pos)] receiver: Value<'v>,
-        #[starlark(args)] args: UnpackTuple<Value<'v>>,
-        #[starlark(kwargs)] kwargs: DictRef<'v>,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Value<'v>> {
-        if receiver.get_type() != "set" {
-            return own_method(receiver, "update", &args.items, kwargs, eval);
-        }
-        add_all("update", receiver, &args.items, kwargs, eval)?;
-        Ok(Value::new_none())
-    }
-
-    /// `receiver.codepoints()`: a string's is Go's `string.codepoints`.
-    fn _sl_codepoints<'v>(
-        #[starlark(require = pos)] receiver: Value<'v>,
-        #[starlark(args)] args: UnpackTuple<Value<'v>>,
-        #[starlark(kwargs)] kwargs: DictRef<'v>,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Value<'v>> {
-        string_iterable("codepoints", receiver, &args.items, kwargs, eval)
-    }
-
-    /// `receiver.codepoint_ords()`: a string's is Go's `string.codepoints`
-    /// of ints.
-    fn _sl_codepoint_ords<'v>(
-        #[starlark(require = pos)] receiver: Value<'v>,
-        #[starlark(args)] args: UnpackTuple<Value<'v>>,
-        #[starlark(kwargs)] kwargs: DictRef<'v>,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Value<'v>> {
-        string_iterable("codepoint_ords", receiver, &args.items, kwargs, eval)
-    }
-
-    /// `receiver.elems()`: a string's is Go's `string.elems`.
-    fn _sl_elems<'v>(
-        #[starlark(require = pos)] receiver: Value<'v>,
-        #[starlark(args)] args: UnpackTuple<Value<'v>>,
-        #[starlark(kwargs)] kwargs: DictRef<'v>,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Value<'v>> {
-        string_iterable("elems", receiver, &args.items, kwargs, eval)
-    }
-
-    /// `receiver.elem_ords()`: a string's is Go's `string.elems` of the
-    /// UTF-8 bytes.
-    fn _sl_elem_ords<'v>(
-        #[starlark(require = pos)] receiver: Value<'v>,
-        #[starlark(args)] args: UnpackTuple<Value<'v>>,
-        #[starlark(kwargs)] kwargs: DictRef<'v>,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Value<'v>> {
-        string_iterable("elem_ords", receiver, &args.items, kwargs, eval)
-    }
-
-    /// `receiver.strip(chars)`, with Go's reading of `""`.
-    fn _sl_strip<'v>(
-        #[starlark(require = pos)] receiver: Value<'v>,
-        #[starlark(args)] args: UnpackTuple<Value<'v>>,
-        #[starlark(kwargs)] kwargs: DictRef<'v>,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Value<'v>> {
-        strip("strip", receiver, &args.items, kwargs, eval)
-    }
-
-    /// `receiver.lstrip(chars)`, with Go's reading of `""`.
-    fn _sl_lstrip<'v>(
-        #[starlark(require = pos)] receiver: Value<'v>,
-        #[starlark(args)] args: UnpackTuple<Value<'v>>,
-        #[starlark(kwargs)] kwargs: DictRef<'v>,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Value<'v>> {
-        strip("lstrip", receiver, &args.items, kwargs, eval)
-    }
-
-    /// `receiver.rstrip(chars)`, with Go's reading of `""`.
-    fn _sl_rstrip<'v>(
-        #[starlark(require = pos)] receiver: Value<'v>,
-        #[starlark(args)] args: UnpackTuple<Value<'v>>,
-        #[starlark(kwargs)] kwargs: DictRef<'v>,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Value<'v>> {
-        strip("rstrip", receiver, &args.items, kwargs, eval)
-    }
-
-    /// `receiver.split(sep, maxsplit)`, refusing Go's empty separator.
-    fn _sl_split<'v>(
-        #[starlark(require = pos)] receiver: Value<'v>,
-        #[starlark(args)] args: UnpackTuple<Value<'v>>,
-        #[starlark(kwargs)] kwargs: DictRef<'v>,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Value<'v>> {
-        split("split", receiver, &args.items, kwargs, eval)
-    }
-
-    /// `receiver.rsplit(sep, maxsplit)`, refusing Go's empty separator.
-    fn _sl_rsplit<'v>(
-        #[starlark(require = pos)] receiver: Value<'v>,
-        #[starlark(args)] args: UnpackTuple<Value<'v>>,
-        #[starlark(kwargs)] kwargs: DictRef<'v>,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Value<'v>> {
-        split("rsplit", receiver, &args.items, kwargs, eval)
-    }
+    own_method(call, eval)
 }

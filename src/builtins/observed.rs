@@ -26,7 +26,7 @@ enum Lookup<'v> {
 
 /// Looks `key` up in any dict-like value.
 fn lookup<'v>(v: Value<'v>, key: &str) -> Lookup<'v> {
-    let v = crate::values::schema_dict::inner_dict(v).unwrap_or(v);
+    let v = crate::values::schema::inner_dict(v).unwrap_or(v);
     if let Some(error) = conversion_error(v) {
         return Lookup::Unconverted(error);
     }

@@ -10,14 +10,13 @@
 use anyhow::anyhow;
 use starlark::environment::GlobalsBuilder;
 use starlark::eval::Evaluator;
-use starlark::starlark_module;
 use starlark::values::Value;
 use starlark::values::dict::DictRef;
 use starlark::values::list::ListRef;
-use starlark::values::tuple::UnpackTuple;
 
 use super::methods::own_method;
 use crate::go::types::go_type;
+use crate::values::receiver_fn::{MethodCall, ReceiverFn};
 use crate::values::text::int_of;
 
 /// The index a Go list pop takes: `index` (or the last) counted from the
@@ -36,59 +35,65 @@ fn list_index(len: usize, index: Option<i64>) -> anyhow::Result<usize> {
     Ok(usize::try_from(at).unwrap_or(0))
 }
 
-#[starlark_module]
-pub(crate) fn register(builder: &mut GlobalsBuilder) {
-    /// `receiver.pop(args...)` with go.starlark.net's list and dict pop.
-    fn _sl_pop<'v>(
-        #[starlark(require = pos)] receiver: Value<'v>,
-        #[starlark(args)] args: UnpackTuple<Value<'v>>,
-        #[starlark(kwargs)] kwargs: DictRef<'v>,
-        eval: &mut Evaluator<'v, '_, '_>,
-    ) -> starlark::Result<Value<'v>> {
-        let heap = eval.heap();
-        let args = args.items;
-        if let Some(list) = ListRef::from_value(receiver) {
-            if !kwargs.is_empty() {
-                return Err(anyhow!("pop: unexpected keyword arguments").into());
+/// `receiver.pop(args...)` with go.starlark.net's list, dict and set pop.
+fn pop<'v>(
+    call: MethodCall<'v, '_>,
+    eval: &mut Evaluator<'v, '_, '_>,
+) -> starlark::Result<Value<'v>> {
+    let MethodCall {
+        receiver,
+        args,
+        named,
+        ..
+    } = call;
+    let heap = eval.heap();
+    if let Some(list) = ListRef::from_value(receiver) {
+        if !named.is_empty() {
+            return Err(anyhow!("pop: unexpected keyword arguments").into());
+        }
+        if args.len() > 1 {
+            return Err(anyhow!("pop: got {} arguments, want at most 1", args.len()).into());
+        }
+        let index = match args.first() {
+            None => None,
+            Some(&i) => {
+                let Some(int) = int_of(i).filter(|_| i.get_type() == "int") else {
+                    return Err(
+                        anyhow!("pop: for parameter 1: got {}, want int", go_type(i)).into(),
+                    );
+                };
+                // Past 64 bits is out of range in Go's words too.
+                Some(i64::try_from(&int).unwrap_or(i64::MAX))
             }
-            if args.len() > 1 {
-                return Err(anyhow!("pop: got {} arguments, want at most 1", args.len()).into());
-            }
-            let index = match args.first() {
-                None => None,
-                Some(&i) => {
-                    let Some(int) = int_of(i).filter(|_| i.get_type() == "int") else {
-                        return Err(
-                            anyhow!("pop: for parameter 1: got {}, want int", go_type(i)).into(),
-                        );
-                    };
-                    // Past 64 bits is out of range in Go's words too.
-                    Some(i64::try_from(&int).unwrap_or(i64::MAX))
-                }
-            };
-            let at = list_index(list.len(), index)?;
-            let method = receiver.get_attr_error("pop", heap)?;
-            return eval.eval_function(method, &[heap.alloc(at)], &[]);
-        }
-        if receiver.get_type() == "dict"
-            && kwargs.is_empty()
-            && let [key] = args.as_slice()
-            && let Some(dict) = DictRef::from_value(receiver)
-            && matches!(dict.get(*key), Ok(None))
-        {
-            return Err(anyhow!("pop: missing key").into());
-        }
-        if receiver.get_type() == "set" && args.is_empty() && kwargs.is_empty() {
-            // Go's set pops its first element.
-            let Some(first) = receiver.iterate(heap)?.next() else {
-                return Err(anyhow!("pop: empty set").into());
-            };
-            let remove = receiver.get_attr_error("remove", heap)?;
-            eval.eval_function(remove, &[first], &[])?;
-            return Ok(first);
-        }
-        own_method(receiver, "pop", &args, kwargs, eval)
+        };
+        let at = list_index(list.len(), index)?;
+        let method = receiver.get_attr_error("pop", heap)?;
+        return eval.eval_function(method, &[heap.alloc(at)], &[]);
     }
+    if receiver.get_type() == "dict"
+        && named.is_empty()
+        && let [key] = args
+        && let Some(dict) = DictRef::from_value(receiver)
+        && matches!(dict.get(*key), Ok(None))
+    {
+        return Err(anyhow!("pop: missing key").into());
+    }
+    if receiver.get_type() == "set" && args.is_empty() && named.is_empty() {
+        // Go's set pops its first element.
+        let Some(first) = receiver.iterate(heap)?.next() else {
+            return Err(anyhow!("pop: empty set").into());
+        };
+        let remove = receiver.get_attr_error("remove", heap)?;
+        eval.eval_function(remove, &[first], &[])?;
+        return Ok(first);
+    }
+    own_method(call, eval)
+}
+
+/// Registers `_sl_pop`.
+pub(crate) fn register(builder: &mut GlobalsBuilder) {
+    let builtin = ReceiverFn::new("pop", pop);
+    builder.set(&builtin.global_name(), builtin);
 }
 
 #[cfg(test)]

@@ -143,7 +143,7 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
 
 /// The dict-like value under `key` of a dict-like `container`.
 fn get_mapping<'v>(container: Value<'v>, key: &str) -> Option<Value<'v>> {
-    let container = crate::values::schema_dict::inner_dict(container).unwrap_or(container);
+    let container = crate::values::schema::inner_dict(container).unwrap_or(container);
     let v = if let Some(e) = Entries::of(container) {
         e.get(key)?
     } else {
@@ -158,7 +158,7 @@ fn set_key<'v>(
     value: Value<'v>,
     heap: Heap<'v>,
 ) -> anyhow::Result<()> {
-    if let Some(sd) = crate::values::schema_dict::SchemaDict::from_value(container) {
+    if let Some(sd) = crate::values::schema::SchemaDict::from_value(container) {
         return sd.insert(heap.alloc(key), value);
     }
     if let Some(e) = Entries::of(container) {

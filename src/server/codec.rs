@@ -1,5 +1,5 @@
 //! The RunFunction codec: messages stay bytes. The request is decoded
-//! where it is used (after a depth check, see [`crate::engine::depth`]),
+//! where it is used (after a depth check, see [`crate::wire::depth`]),
 //! and the response was encoded by the worker that built it.
 
 use bytes::{Buf, BufMut, Bytes};

@@ -2,7 +2,7 @@
 //! every byte of a source covered, strings and comments recognised, so that
 //! nothing inside them is ever taken for code.
 
-use super::prepass::PrepassError;
+use super::source_error::PrepassError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {

@@ -1,7 +1,7 @@
 //! How deep a source nests, bounded before anything parses it.
 
 use super::lexer::{Kind, Token};
-use super::prepass::PrepassError;
+use super::source_error::PrepassError;
 
 /// How deep a source may nest: blocks, brackets, and operators chained in
 /// one expression all count. The parser, the compiler and the value of an

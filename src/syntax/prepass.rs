@@ -33,7 +33,7 @@ use std::collections::{HashMap, HashSet};
 use super::lexer::{Kind, Token, lex, string_contents};
 use super::line_map::{LineMap, Segment};
 use super::nesting::check_nesting;
-use std::fmt;
+pub use super::source_error::PrepassError;
 
 use crate::go::names::{ASSERT_PREFIX, GO_METHODS, RENAMED_ASSERT};
 pub use crate::go::names::{RESERVED_PREFIX, unreserve, unreserve_in_text};
@@ -56,37 +56,6 @@ pub struct Prepassed {
     /// Maps positions in `text` back to the original source.
     pub map: LineMap,
 }
-
-/// A problem found while rewriting; positions are 1-based and refer to the
-/// original source.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PrepassError {
-    /// 1-based line number in the original source.
-    pub line: usize,
-    /// 1-based column (in characters) in the original source.
-    pub column: usize,
-    /// Human readable description of the problem.
-    pub message: String,
-}
-
-impl PrepassError {
-    /// Builds an error from a 0-based position.
-    pub(crate) fn at(line: usize, col: usize, message: impl Into<String>) -> Self {
-        Self {
-            line: line + 1,
-            column: col + 1,
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for PrepassError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.line, self.column, self.message)
-    }
-}
-
-impl std::error::Error for PrepassError {}
 
 /// Rewrites `source` for the `starlark` parser.
 ///

@@ -208,7 +208,7 @@ fn members(builder: &mut GlobalsBuilder) {
                     ),
                 );
             }
-            Err(e) => crate::engine::errors::error_text(&e),
+            Err(e) => crate::runner::errors::error_text(&e),
         };
         if crate::builtins::regex::is_match("assert.fails", pattern, &error)? {
             return Ok(NoneType);

@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use function_sdk_rust::proto::v1::RunFunctionRequest;
 
 use super::go_assert;
-use crate::engine::Runtime;
-use crate::engine::test_file::FileOutcome;
 use crate::input::{Checked, OciSettings, Script, UsageApi};
 use crate::loader::Sources;
 use crate::loader::oci::OciResolver;
+use crate::runner::Runtime;
+use crate::runner::test_file::FileOutcome;
 
 /// Whether the test file `source` is written for the Go implementation's
 /// runner: it loads `assert.star`.

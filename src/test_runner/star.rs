@@ -120,7 +120,7 @@ fn tidy(message: &str, called: bool) -> String {
     if called && lines.len() > 1 && lines[0].ends_with(": in <toplevel>") {
         lines.remove(0);
     }
-    let message = crate::engine::errors::error_message(body);
+    let message = crate::runner::errors::error_message(body);
     let mut out: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
     if let (Some(last), Some(message)) = (out.last_mut(), message)
         && let Some((head, _)) = last.split_once(": ")

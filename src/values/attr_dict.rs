@@ -15,26 +15,14 @@ use std::fmt;
 use allocative::Allocative;
 use starlark::coerce::coerce;
 use starlark::collections::SmallMap;
-use starlark::environment::{Methods, MethodsBuilder, MethodsStatic};
-use starlark::starlark_module;
+use starlark::environment::Methods;
 use starlark::values::dict::DictRef;
-use starlark::values::none::NoneType;
 use starlark::values::{
-    AllocFrozenValue, AllocValue, Freeze, FreezeResult, Freezer, FrozenHeap, FrozenValue, Heap,
-    NoSerialize, ProvidesStaticType, StarlarkValue, Trace, Value, ValueLike, starlark_value,
+    AllocFrozenValue, AllocValue, Demand, Freeze, FreezeResult, Freezer, FrozenHeap, FrozenValue,
+    Heap, NoSerialize, ProvidesStaticType, StarlarkValue, Trace, Value, ValueLike, starlark_value,
 };
 
-/// The method names that dot access always resolves to the method.
-pub const METHOD_NAMES: [&str; 8] = [
-    "clear",
-    "get",
-    "items",
-    "keys",
-    "pop",
-    "setdefault",
-    "update",
-    "values",
-];
+use crate::values::dict_methods::{self, DictReceiver, METHOD_NAMES};
 
 /// A mutable attribute-dict.
 #[derive(Debug, Default, Trace, ProvidesStaticType, NoSerialize, Allocative)]
@@ -293,8 +281,11 @@ macro_rules! attr_dict_value_impl {
             type Canonical = $canonical;
 
             fn get_methods() -> Option<&'static Methods> {
-                static METHODS: MethodsStatic = MethodsStatic::new("dict", attr_dict_methods);
-                Some(METHODS.methods())
+                dict_methods::methods()
+            }
+
+            fn provide(&'v self, demand: &mut Demand<'_, 'v>) {
+                demand.provide_value::<&dyn DictReceiver<'v>>(self);
             }
 
             fn collect_repr(&self, collector: &mut String) {
@@ -376,7 +367,73 @@ macro_rules! attr_dict_value_impl {
                 Ok(self.entries().with(|m| m.keys().map(|k| heap.alloc_str(k).to_value()).collect()))
             }
         }
+
+        impl<'v> DictReceiver<'v> for $($ty)+ {
+            fn readable(&self) -> anyhow::Result<()> {
+                match self.broken_body() {
+                    Some(error) => Err(anyhow::anyhow!("{error}")),
+                    None => Ok(()),
+                }
+            }
+
+            fn key_list(&self, heap: Heap<'v>) -> Vec<Value<'v>> {
+                self.entries().with(|m| m.keys().map(|k| heap.alloc_str(k).to_value()).collect())
+            }
+
+            fn value_list(&self) -> Vec<Value<'v>> {
+                self.entries().with(|m| m.values().copied().collect())
+            }
+
+            fn lookup(&self, key: Value<'v>) -> anyhow::Result<Option<Value<'v>>> {
+                Ok(key.unpack_str().and_then(|k| self.entries().get(k)))
+            }
+
+            fn remove(&self, key: Value<'v>) -> anyhow::Result<Option<Value<'v>>> {
+                match key.unpack_str() {
+                    Some(k) => self.entries().with_mut(|m| m.shift_remove(k)),
+                    None => Ok(None),
+                }
+            }
+
+            fn store(&self, key: Value<'v>, value: Value<'v>) -> anyhow::Result<()> {
+                let key = key_of(key).map_err(starlark::Error::into_anyhow)?.to_owned();
+                self.entries().with_mut(|m| {
+                    m.insert(key, value);
+                })
+            }
+
+            fn update_from(&self, other: Value<'v>) -> anyhow::Result<()> {
+                let pairs = string_keyed_pairs(other)?;
+                self.entries().with_mut(|m| m.extend(pairs))
+            }
+
+            fn clear(&self) -> anyhow::Result<()> {
+                self.entries().with_mut(SmallMap::clear)
+            }
+        }
     };
+}
+
+/// The entries of `other` (an attribute-dict, or a dict with string keys)
+/// for `update`.
+fn string_keyed_pairs(other: Value<'_>) -> anyhow::Result<Vec<(String, Value<'_>)>> {
+    if let Some(o) = Entries::of(other) {
+        return Ok(o.with(|m| m.iter().map(|(k, v)| (k.clone(), *v)).collect()));
+    }
+    let Some(d) = DictRef::from_value(other) else {
+        return Err(anyhow::anyhow!(
+            "update: unsupported argument type {}",
+            other.get_type()
+        ));
+    };
+    d.iter()
+        .map(|(k, v)| {
+            Ok((
+                key_of(k).map_err(starlark::Error::into_anyhow)?.to_owned(),
+                v,
+            ))
+        })
+        .collect()
 }
 
 impl AttrDict<'_> {
@@ -393,122 +450,5 @@ impl FrozenAttrDict {
     }
 }
 
-/// `this`'s conversion error, as the error of the method reading it.
-fn converted(this: Value<'_>) -> anyhow::Result<()> {
-    match conversion_error(this) {
-        Some(error) => Err(anyhow::anyhow!("{error}")),
-        None => Ok(()),
-    }
-}
-
 attr_dict_value_impl!(AttrDict<'v>; AttrDict<'v>);
 attr_dict_value_impl!(AttrDict<'v>; FrozenAttrDict);
-
-fn this_entries(this: Value<'_>) -> anyhow::Result<Entries<'_, '_>> {
-    Entries::of(this).ok_or_else(|| anyhow::anyhow!("expected an attribute-dict receiver"))
-}
-
-#[starlark_module]
-fn attr_dict_methods(builder: &mut MethodsBuilder) {
-    /// The keys, as a new list.
-    fn keys<'v>(this: Value<'v>, heap: Heap<'v>) -> anyhow::Result<Vec<Value<'v>>> {
-        converted(this)?;
-        Ok(this_entries(this)?.with(|m| m.keys().map(|k| heap.alloc_str(k).to_value()).collect()))
-    }
-
-    /// The values, as a new list.
-    fn values<'v>(this: Value<'v>) -> anyhow::Result<Vec<Value<'v>>> {
-        converted(this)?;
-        Ok(this_entries(this)?.with(|m| m.values().copied().collect()))
-    }
-
-    /// The entries, as a new list of `(key, value)` tuples.
-    fn items<'v>(this: Value<'v>, heap: Heap<'v>) -> anyhow::Result<Vec<Value<'v>>> {
-        converted(this)?;
-        Ok(this_entries(this)?.with(|m| {
-            m.iter()
-                .map(|(k, v)| heap.alloc((heap.alloc_str(k).to_value(), *v)))
-                .collect()
-        }))
-    }
-
-    /// The value under `key`, or `default`.
-    fn get<'v>(
-        this: Value<'v>,
-        #[starlark(require = pos)] key: Value<'v>,
-        #[starlark(require = pos)] default: Option<Value<'v>>,
-    ) -> anyhow::Result<Value<'v>> {
-        converted(this)?;
-        let found = key
-            .unpack_str()
-            .and_then(|k| this_entries(this).ok()?.get(k));
-        Ok(found.unwrap_or_else(|| default.unwrap_or_else(Value::new_none)))
-    }
-
-    /// Removes `key` and returns its value, or `default` when it is absent.
-    fn pop<'v>(
-        this: Value<'v>,
-        #[starlark(require = pos)] key: Value<'v>,
-        #[starlark(require = pos)] default: Option<Value<'v>>,
-    ) -> anyhow::Result<Value<'v>> {
-        let entries = this_entries(this)?;
-        let removed = match key.unpack_str() {
-            Some(k) => entries.with_mut(|m| m.shift_remove(k))?,
-            None => None,
-        };
-        match (removed, default) {
-            (Some(v), _) | (None, Some(v)) => Ok(v),
-            (None, None) => Err(anyhow::anyhow!("pop: key {} not found", key.to_repr())),
-        }
-    }
-
-    /// Copies every entry of `other` (a dict or attribute-dict) in.
-    fn update<'v>(
-        this: Value<'v>,
-        #[starlark(require = pos)] other: Value<'v>,
-    ) -> anyhow::Result<NoneType> {
-        let pairs: Vec<(String, Value<'v>)> = if let Some(o) = Entries::of(other) {
-            o.with(|m| m.iter().map(|(k, v)| (k.clone(), *v)).collect())
-        } else if let Some(d) = DictRef::from_value(other) {
-            let mut pairs = Vec::with_capacity(d.len());
-            for (k, v) in d.iter() {
-                pairs.push((
-                    key_of(k).map_err(starlark::Error::into_anyhow)?.to_owned(),
-                    v,
-                ));
-            }
-            pairs
-        } else {
-            return Err(anyhow::anyhow!(
-                "update: unsupported argument type {}",
-                other.get_type()
-            ));
-        };
-        this_entries(this)?.with_mut(|m| m.extend(pairs))?;
-        Ok(NoneType)
-    }
-
-    /// Removes every entry.
-    fn clear<'v>(this: Value<'v>) -> anyhow::Result<NoneType> {
-        this_entries(this)?.with_mut(SmallMap::clear)?;
-        Ok(NoneType)
-    }
-
-    /// The value under `key`; inserts `default` first when it is absent.
-    fn setdefault<'v>(
-        this: Value<'v>,
-        #[starlark(require = pos)] key: Value<'v>,
-        #[starlark(require = pos)] default: Option<Value<'v>>,
-    ) -> anyhow::Result<Value<'v>> {
-        let entries = this_entries(this)?;
-        let k = key_of(key).map_err(starlark::Error::into_anyhow)?;
-        if let Some(v) = entries.get(k) {
-            return Ok(v);
-        }
-        let v = default.unwrap_or_else(Value::new_none);
-        entries.with_mut(|m| {
-            m.insert(k.to_owned(), v);
-        })?;
-        Ok(v)
-    }
-}

@@ -6,7 +6,7 @@ use starlark::values::dict::DictRef;
 use starlark::values::{Heap, Value};
 
 use crate::values::attr_dict::Entries;
-use crate::values::schema_dict::inner_dict;
+use crate::values::schema::inner_dict;
 
 /// True for a plain dict, an attribute-dict or a schema dict.
 pub fn is_mapping(v: Value) -> bool {

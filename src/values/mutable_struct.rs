@@ -7,18 +7,22 @@
 //! struct as a body, a labels value or a `dict.*` argument reads that dict
 //! ([`backing_dict`]).
 
-use std::fmt;
-
 use allocative::Allocative;
 use anyhow::anyhow;
 use starlark::collections::{SmallMap, StarlarkHasher};
 use starlark::values::dict::{Dict, DictMut, DictRef};
+use starlark::values::list::{AllocList, ListRef};
 use starlark::values::{
     AllocFrozenValue, AllocValue, Freeze, FreezeResult, Freezer, FrozenHeap, FrozenValue, Heap,
     NoSerialize, ProvidesStaticType, StarlarkValue, Trace, Value, ValueLike, starlark_value,
 };
 
-use crate::values::schema::{Mutation, Schema, validate_mutation};
+use crate::go::types::go_type;
+use crate::values::attr_dict::Entries;
+use crate::values::schema::{
+    FieldKind, Schema, SchemaDict, check_value, inner_dict, is_schema_dict, schema_name,
+    validate_entries,
+};
 
 /// A mutable struct.
 #[derive(Debug, Trace, ProvidesStaticType, NoSerialize, Allocative)]
@@ -147,9 +151,7 @@ pub fn backing_dict(v: Value<'_>) -> Option<Value<'_>> {
 /// context and `dxr` read dict-like values through it. (A mutable struct
 /// is not a mapping otherwise: `field(type="dict")` refuses one.)
 pub fn composed_dict(v: Value<'_>) -> Value<'_> {
-    crate::values::schema_dict::inner_dict(v)
-        .or_else(|| backing_dict(v))
-        .unwrap_or(v)
+    inner_dict(v).or_else(|| backing_dict(v)).unwrap_or(v)
 }
 
 impl Freeze for MutableStruct<'_> {
@@ -174,44 +176,127 @@ impl AllocFrozenValue for FrozenMutableStruct {
     }
 }
 
-/// Renders the struct as the Go implementation prints it; nested values
-/// through [`crate::values::text`].
-fn render(view: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    f.write_str(&view.opening())?;
-    for (i, (name, value)) in view.printed_fields().iter().enumerate() {
-        if i > 0 {
-            f.write_str(", ")?;
+/// What assigning a value to a field of a schema-bound struct does.
+pub enum Mutation<'v> {
+    /// Store this value (the one given, a default, or the given one
+    /// validated into a schema value).
+    Store(Value<'v>),
+    /// Remove the field: `None` for an optional field without a default.
+    Delete,
+}
+
+/// Validates `name = value` on a struct bound to `schema` (a constructor
+/// value), as the Go implementation's `ValidateMutation` does: the first
+/// error only, prefixed with the schema's name. A dict (or a struct, or an
+/// attribute-dict) for a nested-schema field, and the dicts of an
+/// `items=` list, are validated into schema values on `heap`; without a
+/// heap they are only checked.
+pub fn validate_mutation<'v>(
+    schema: Value<'v>,
+    name: &str,
+    value: Value<'v>,
+    heap: Option<Heap<'v>>,
+) -> anyhow::Result<Mutation<'v>> {
+    let Some(s) = Schema::from_value(schema) else {
+        return Ok(Mutation::Store(value));
+    };
+    let Some((_, descriptor)) = s.field(name) else {
+        return Err(anyhow!("{}: {}", s.name(), s.unknown_field(name, name)));
+    };
+    if value.is_none() {
+        if descriptor.is_required() {
+            return Err(anyhow!(
+                "{}.{name}: required field cannot be set to None",
+                s.name()
+            ));
         }
-        write!(
-            f,
-            "{} = {}",
-            crate::go::names::unreserve(name),
-            crate::values::text::repr(*value)
-        )?;
+        return Ok(descriptor
+            .default_value()
+            .map_or(Mutation::Delete, Mutation::Store));
     }
-    f.write_str(")")
+    let fail = |e: &str| anyhow!("{}.{e}", s.name());
+    let mut errors = Vec::new();
+    let stored = match descriptor.kind() {
+        FieldKind::Nested(sub) => {
+            if is_schema_dict(value) {
+                return Ok(Mutation::Store(value));
+            }
+            let Some(given) = dict_entries_for_mutation(value, heap) else {
+                return Err(fail(&format!(
+                    "{name}: expected {} or dict, got {}",
+                    schema_name(sub),
+                    go_type(value)
+                )));
+            };
+            let entries = validate_entries(sub, &given, name, heap, &mut errors);
+            match heap {
+                Some(h) if errors.is_empty() => {
+                    h.alloc(SchemaDict::new(sub, h.alloc(Dict::new(entries))))
+                }
+                _ => value,
+            }
+        }
+        FieldKind::ListOf(items) => {
+            let Some(list) = ListRef::from_value(value) else {
+                return Err(fail(&format!(
+                    "{name}: expected list, got {}",
+                    go_type(value)
+                )));
+            };
+            let mut checked = Vec::with_capacity(list.len());
+            for (i, item) in list.iter().enumerate() {
+                let at = format!("{name}[{i}]");
+                if is_schema_dict(item) {
+                    checked.push(item);
+                    continue;
+                }
+                let Some(d) = DictRef::from_value(item) else {
+                    return Err(fail(&format!(
+                        "{at}: expected {} or dict, got {}",
+                        schema_name(items),
+                        go_type(item)
+                    )));
+                };
+                let given: Vec<(Value<'v>, Value<'v>)> = d.iter().collect();
+                let entries = validate_entries(items, &given, &at, heap, &mut errors);
+                if let Some(first) = errors.first() {
+                    return Err(fail(first));
+                }
+                checked.push(match heap {
+                    Some(h) => h.alloc(SchemaDict::new(items, h.alloc(Dict::new(entries)))),
+                    None => item,
+                });
+            }
+            heap.map_or(value, |h| h.alloc(AllocList(checked)))
+        }
+        FieldKind::Primitive(_) | FieldKind::Any => {
+            check_value(descriptor, name, value, None, &mut errors);
+            value
+        }
+    };
+    match errors.first() {
+        Some(first) => Err(fail(first)),
+        None => Ok(Mutation::Store(stored)),
+    }
 }
 
-impl fmt::Display for MutableStruct<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let view = View {
-            schema: Schema::from_value(self.schema),
-            schema_value: self.schema,
-            dict: self.dict,
-        };
-        render(&view, f)
+/// The entries a nested-schema field validates from an assigned value: a
+/// plain dict's, a mutable struct's or an attribute-dict's (keys allocated
+/// on `heap`, or skipped when there is none to check only).
+fn dict_entries_for_mutation<'v>(
+    value: Value<'v>,
+    heap: Option<Heap<'v>>,
+) -> Option<Vec<(Value<'v>, Value<'v>)>> {
+    let value = backing_dict(value).unwrap_or(value);
+    if let Some(d) = DictRef::from_value(value) {
+        return Some(d.iter().collect());
     }
-}
-
-impl fmt::Display for FrozenMutableStruct {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let view = View {
-            schema: Schema::from_value(self.schema.to_value()),
-            schema_value: self.schema.to_value(),
-            dict: self.dict.to_value(),
-        };
-        render(&view, f)
-    }
+    let entries = Entries::of(value)?;
+    Some(entries.with(|m| {
+        m.iter()
+            .filter_map(|(k, v)| heap.map(|h| (h.alloc_str(k).to_value(), *v)))
+            .collect()
+    }))
 }
 
 /// Merges `left + right` (right wins): the result has the schema of either
@@ -307,7 +392,8 @@ mutable_struct_value_impl!(MutableStruct<'v>);
 mutable_struct_value_impl!(FrozenMutableStruct);
 
 impl<'v> MutableStruct<'v> {
-    fn view(&self) -> View<'v> {
+    /// The struct's two halves.
+    pub fn view(&self) -> View<'v> {
         View {
             schema: Schema::from_value(self.schema),
             schema_value: self.schema,
@@ -350,7 +436,8 @@ impl<'v> MutableStruct<'v> {
 }
 
 impl FrozenMutableStruct {
-    fn view<'v>(&self) -> View<'v> {
+    /// The struct's two halves.
+    pub fn view<'v>(&self) -> View<'v> {
         View {
             schema: Schema::from_value(self.schema.to_value()),
             schema_value: self.schema.to_value(),

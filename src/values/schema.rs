@@ -1,5 +1,7 @@
-//! `schema` constructors and `field` descriptors, and the validation they
-//! perform. The values a constructor returns are in `schema_dict`.
+//! `schema` constructors and `field` descriptors, the type of the dicts a
+//! constructor returns, and the validation they perform. How those dicts
+//! behave is in `schema_dict`; assignments to mutable structs are checked
+//! in `mutable_struct`.
 //!
 //! Every piece of a descriptor is kept as a Starlark value, so one generic
 //! type serves both the mutable and the frozen flavour.
@@ -21,8 +23,7 @@ use starlark::values::{
 
 use crate::go::quote::go_quote;
 use crate::go::types::go_type;
-use crate::values::mapping::is_mapping;
-use crate::values::schema_dict::{SchemaDict, is_schema_dict};
+use crate::values::attr_dict::Entries;
 
 /// The primitive type names a field may declare, sorted.
 pub const PRIMITIVE_TYPES: [&str; 6] = ["bool", "dict", "float", "int", "list", "string"];
@@ -59,6 +60,47 @@ pub struct SchemaGen<V> {
 }
 
 starlark_complex_value!(pub Schema);
+
+/// A schema dict: what a schema constructor returns. `V` is `Value` or
+/// `FrozenValue`. The type is here, beside the validation that makes one;
+/// how it behaves as a dict is in `schema_dict`.
+#[derive(Debug, Clone, Trace, Coerce, ProvidesStaticType, NoSerialize, Allocative)]
+#[repr(C)]
+pub struct SchemaDictGen<V> {
+    /// The schema constructor it belongs to.
+    pub(crate) schema: V,
+    /// A plain dict holding the entries.
+    pub(crate) dict: V,
+}
+
+starlark_complex_value!(pub SchemaDict);
+
+impl<'v> SchemaDict<'v> {
+    /// A schema dict of `schema` (a constructor) over the plain dict `dict`.
+    pub fn new(schema: Value<'v>, dict: Value<'v>) -> Self {
+        SchemaDictGen { schema, dict }
+    }
+}
+
+impl Freeze for SchemaDict<'_> {
+    type Frozen = FrozenSchemaDict;
+    fn freeze(self, freezer: &Freezer) -> FreezeResult<FrozenSchemaDict> {
+        Ok(SchemaDictGen {
+            schema: self.schema.freeze(freezer)?,
+            dict: self.dict.freeze(freezer)?,
+        })
+    }
+}
+
+/// The plain dict holding a schema dict's entries, if `v` is one.
+pub fn inner_dict(v: Value<'_>) -> Option<Value<'_>> {
+    SchemaDict::from_value(v).map(|s| s.dict)
+}
+
+/// True for a schema dict.
+pub fn is_schema_dict(v: Value) -> bool {
+    SchemaDict::from_value(v).is_some()
+}
 
 /// What a field accepts.
 pub enum FieldKind<'v> {
@@ -459,129 +501,6 @@ pub fn check_value<'v>(
     }
 }
 
-/// What assigning a value to a field of a schema-bound struct does.
-pub enum Mutation<'v> {
-    /// Store this value (the one given, a default, or the given one
-    /// validated into a schema value).
-    Store(Value<'v>),
-    /// Remove the field: `None` for an optional field without a default.
-    Delete,
-}
-
-/// Validates `name = value` on a struct bound to `schema` (a constructor
-/// value), as the Go implementation's `ValidateMutation` does: the first
-/// error only, prefixed with the schema's name. A dict (or a struct, or an
-/// attribute-dict) for a nested-schema field, and the dicts of an
-/// `items=` list, are validated into schema values on `heap`; without a
-/// heap they are only checked.
-pub fn validate_mutation<'v>(
-    schema: Value<'v>,
-    name: &str,
-    value: Value<'v>,
-    heap: Option<Heap<'v>>,
-) -> anyhow::Result<Mutation<'v>> {
-    let Some(s) = Schema::from_value(schema) else {
-        return Ok(Mutation::Store(value));
-    };
-    let Some((_, descriptor)) = s.field(name) else {
-        return Err(anyhow!("{}: {}", s.name(), s.unknown_field(name, name)));
-    };
-    if value.is_none() {
-        if descriptor.is_required() {
-            return Err(anyhow!(
-                "{}.{name}: required field cannot be set to None",
-                s.name()
-            ));
-        }
-        return Ok(descriptor
-            .default_value()
-            .map_or(Mutation::Delete, Mutation::Store));
-    }
-    let fail = |e: &str| anyhow!("{}.{e}", s.name());
-    let mut errors = Vec::new();
-    let stored = match descriptor.kind() {
-        FieldKind::Nested(sub) => {
-            if is_schema_dict(value) {
-                return Ok(Mutation::Store(value));
-            }
-            let Some(given) = dict_entries_for_mutation(value, heap) else {
-                return Err(fail(&format!(
-                    "{name}: expected {} or dict, got {}",
-                    schema_name(sub),
-                    go_type(value)
-                )));
-            };
-            let entries = validate_entries(sub, &given, name, heap, &mut errors);
-            match heap {
-                Some(h) if errors.is_empty() => {
-                    h.alloc(SchemaDict::new(sub, h.alloc(Dict::new(entries))))
-                }
-                _ => value,
-            }
-        }
-        FieldKind::ListOf(items) => {
-            let Some(list) = ListRef::from_value(value) else {
-                return Err(fail(&format!(
-                    "{name}: expected list, got {}",
-                    go_type(value)
-                )));
-            };
-            let mut checked = Vec::with_capacity(list.len());
-            for (i, item) in list.iter().enumerate() {
-                let at = format!("{name}[{i}]");
-                if is_schema_dict(item) {
-                    checked.push(item);
-                    continue;
-                }
-                let Some(d) = DictRef::from_value(item) else {
-                    return Err(fail(&format!(
-                        "{at}: expected {} or dict, got {}",
-                        schema_name(items),
-                        go_type(item)
-                    )));
-                };
-                let given: Vec<(Value<'v>, Value<'v>)> = d.iter().collect();
-                let entries = validate_entries(items, &given, &at, heap, &mut errors);
-                if let Some(first) = errors.first() {
-                    return Err(fail(first));
-                }
-                checked.push(match heap {
-                    Some(h) => h.alloc(SchemaDict::new(items, h.alloc(Dict::new(entries)))),
-                    None => item,
-                });
-            }
-            heap.map_or(value, |h| h.alloc(AllocList(checked)))
-        }
-        FieldKind::Primitive(_) | FieldKind::Any => {
-            check_value(descriptor, name, value, None, &mut errors);
-            value
-        }
-    };
-    match errors.first() {
-        Some(first) => Err(fail(first)),
-        None => Ok(Mutation::Store(stored)),
-    }
-}
-
-/// The entries a nested-schema field validates from an assigned value: a
-/// plain dict's, a mutable struct's or an attribute-dict's (keys allocated
-/// on `heap`, or skipped when there is none to check only).
-fn dict_entries_for_mutation<'v>(
-    value: Value<'v>,
-    heap: Option<Heap<'v>>,
-) -> Option<Vec<(Value<'v>, Value<'v>)>> {
-    let value = crate::values::mutable_struct::backing_dict(value).unwrap_or(value);
-    if let Some(d) = DictRef::from_value(value) {
-        return Some(d.iter().collect());
-    }
-    let entries = crate::values::attr_dict::Entries::of(value)?;
-    Some(entries.with(|m| {
-        m.iter()
-            .filter_map(|(k, v)| heap.map(|h| (h.alloc_str(k).to_value(), *v)))
-            .collect()
-    }))
-}
-
 /// A value a nested-schema field validates itself (a schema dict or a plain
 /// dict); other values get the "expected S or dict" error from the caller.
 fn is_mapping_candidate(value: Value) -> bool {
@@ -637,7 +556,11 @@ fn check_enum<'v>(
 /// Whether `value` has the primitive type `ty`.
 fn type_matches(ty: &str, value: Value) -> bool {
     match ty {
-        "dict" => is_mapping(value),
+        "dict" => {
+            DictRef::from_value(value).is_some()
+                || Entries::of(value).is_some()
+                || is_schema_dict(value)
+        }
         "string" | "int" | "float" | "bool" | "list" => value.get_type() == ty,
         _ => true,
     }

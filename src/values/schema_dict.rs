@@ -1,5 +1,5 @@
-//! The SchemaDict: what a schema constructor returns. A dict (`type()` is
-//! `"dict"`) bound to its schema, printed as `NAME({...})`, with the
+//! How a schema dict (what a schema constructor returns; the type is in
+//! `schema`) behaves: a dict (`type()` is `"dict"`) bound to its schema, printed as `NAME({...})`, with the
 //! attribute-dict's dot access and methods, and every insertion validated
 //! against the schema.
 //!
@@ -8,51 +8,17 @@
 
 use std::fmt;
 
-use allocative::Allocative;
 use anyhow::anyhow;
-use starlark::coerce::Coerce;
 use starlark::collections::StarlarkHasher;
-use starlark::environment::{Methods, MethodsBuilder, MethodsStatic};
-use starlark::starlark_complex_value;
-use starlark::starlark_module;
+use starlark::environment::Methods;
 use starlark::values::dict::{DictMut, DictRef};
-use starlark::values::none::NoneType;
 use starlark::values::{
-    Freeze, FreezeResult, Freezer, Heap, NoSerialize, ProvidesStaticType, StarlarkValue, Trace,
-    Value, ValueLike, starlark_value,
+    Demand, Heap, ProvidesStaticType, StarlarkValue, Value, ValueLike, starlark_value,
 };
 
-use crate::values::attr_dict::{Entries, METHOD_NAMES};
-use crate::values::schema::{Schema, check_value};
-
-/// A schema dict. `V` is `Value` or `FrozenValue`.
-#[derive(Debug, Clone, Trace, Coerce, ProvidesStaticType, NoSerialize, Allocative)]
-#[repr(C)]
-pub struct SchemaDictGen<V> {
-    /// The schema constructor it belongs to.
-    schema: V,
-    /// A plain dict holding the entries.
-    dict: V,
-}
-
-starlark_complex_value!(pub SchemaDict);
-
-impl<'v> SchemaDict<'v> {
-    /// A schema dict of `schema` (a constructor) over the plain dict `dict`.
-    pub fn new(schema: Value<'v>, dict: Value<'v>) -> Self {
-        SchemaDictGen { schema, dict }
-    }
-}
-
-/// The plain dict holding a schema dict's entries, if `v` is one.
-pub fn inner_dict(v: Value<'_>) -> Option<Value<'_>> {
-    SchemaDict::from_value(v).map(|s| s.dict)
-}
-
-/// True for a schema dict.
-pub fn is_schema_dict(v: Value) -> bool {
-    SchemaDict::from_value(v).is_some()
-}
+use crate::values::attr_dict::Entries;
+use crate::values::dict_methods::{self, DictReceiver, METHOD_NAMES};
+use crate::values::schema::{Schema, SchemaDictGen, check_value, inner_dict};
 
 impl<'v, V: ValueLike<'v>> SchemaDictGen<V> {
     /// The schema's name.
@@ -116,16 +82,6 @@ impl<'v, V: ValueLike<'v>> SchemaDictGen<V> {
     }
 }
 
-impl Freeze for SchemaDict<'_> {
-    type Frozen = FrozenSchemaDict;
-    fn freeze(self, freezer: &Freezer) -> FreezeResult<FrozenSchemaDict> {
-        Ok(SchemaDictGen {
-            schema: self.schema.freeze(freezer)?,
-            dict: self.dict.freeze(freezer)?,
-        })
-    }
-}
-
 impl<'v, V: ValueLike<'v>> fmt::Display for SchemaDictGen<V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = String::new();
@@ -144,8 +100,11 @@ where
     Self: ProvidesStaticType<'v>,
 {
     fn get_methods() -> Option<&'static Methods> {
-        static METHODS: MethodsStatic = MethodsStatic::new("dict", schema_dict_methods);
-        Some(METHODS.methods())
+        dict_methods::methods()
+    }
+
+    fn provide(&'v self, demand: &mut Demand<'_, 'v>) {
+        demand.provide_value::<&dyn DictReceiver<'v>>(self);
     }
 
     fn collect_repr(&self, collector: &mut String) {
@@ -233,64 +192,33 @@ where
     }
 }
 
-fn receiver(v: Value<'_>) -> anyhow::Result<&SchemaDict<'_>> {
-    SchemaDict::from_value(v).ok_or_else(|| anyhow!("expected a schema dict receiver"))
-}
-
-#[starlark_module]
-fn schema_dict_methods(builder: &mut MethodsBuilder) {
-    /// The keys, as a new list.
-    fn keys<'v>(this: Value<'v>) -> anyhow::Result<Vec<Value<'v>>> {
-        Ok(receiver(this)?.entries().keys().collect())
+impl<'v, V: ValueLike<'v>> DictReceiver<'v> for SchemaDictGen<V> {
+    fn key_list(&self, _heap: Heap<'v>) -> Vec<Value<'v>> {
+        self.entries().keys().collect()
     }
 
-    /// The values, as a new list.
-    fn values<'v>(this: Value<'v>) -> anyhow::Result<Vec<Value<'v>>> {
-        Ok(receiver(this)?.entries().values().collect())
+    fn value_list(&self) -> Vec<Value<'v>> {
+        self.entries().values().collect()
     }
 
-    /// The entries, as a new list of `(key, value)` tuples.
-    fn items<'v>(this: Value<'v>, heap: Heap<'v>) -> anyhow::Result<Vec<Value<'v>>> {
-        Ok(receiver(this)?
-            .entries()
-            .iter()
-            .map(|(k, v)| heap.alloc((k, v)))
-            .collect())
-    }
-
-    /// The value under `key`, or `default`.
-    fn get<'v>(
-        this: Value<'v>,
-        #[starlark(require = pos)] key: Value<'v>,
-        #[starlark(require = pos)] default: Option<Value<'v>>,
-    ) -> anyhow::Result<Value<'v>> {
-        let found = receiver(this)?
-            .entries()
+    fn lookup(&self, key: Value<'v>) -> anyhow::Result<Option<Value<'v>>> {
+        self.entries()
             .get(key)
-            .map_err(starlark::Error::into_anyhow)?;
-        Ok(found.unwrap_or_else(|| default.unwrap_or_else(Value::new_none)))
+            .map_err(starlark::Error::into_anyhow)
     }
 
-    /// Removes `key` and returns its value, or `default` when it is absent.
-    fn pop<'v>(
-        this: Value<'v>,
-        #[starlark(require = pos)] key: Value<'v>,
-        #[starlark(require = pos)] default: Option<Value<'v>>,
-    ) -> anyhow::Result<Value<'v>> {
+    fn remove(&self, key: Value<'v>) -> anyhow::Result<Option<Value<'v>>> {
         let hashed = key.get_hashed().map_err(starlark::Error::into_anyhow)?;
-        let removed = receiver(this)?.entries_mut()?.aref.remove_hashed(hashed);
-        match (removed, default) {
-            (Some(v), _) | (None, Some(v)) => Ok(v),
-            (None, None) => Err(anyhow!("pop: key {} not found", key.to_repr())),
-        }
+        Ok(self.entries_mut()?.aref.remove_hashed(hashed))
     }
 
-    /// Copies every entry of `other` (a dict or schema dict) in, validating
-    /// each; stops at the first invalid one.
-    fn update<'v>(
-        this: Value<'v>,
-        #[starlark(require = pos)] other: Value<'v>,
-    ) -> anyhow::Result<NoneType> {
+    fn store(&self, key: Value<'v>, value: Value<'v>) -> anyhow::Result<()> {
+        self.insert(key, value)
+    }
+
+    /// Validates every entry of `other` (a dict or schema dict) in turn,
+    /// stopping at the first invalid one.
+    fn update_from(&self, other: Value<'v>) -> anyhow::Result<()> {
         let source = inner_dict(other).unwrap_or(other);
         let Some(pairs) = DictRef::from_value(source).map(|d| d.iter().collect::<Vec<_>>()) else {
             return Err(anyhow!(
@@ -298,38 +226,16 @@ fn schema_dict_methods(builder: &mut MethodsBuilder) {
                 crate::go::types::go_type(other)
             ));
         };
-        let target = receiver(this)?;
         // A frozen dict refuses even an empty update.
-        drop(target.entries_mut()?);
+        drop(self.entries_mut()?);
         for (k, v) in pairs {
-            target.insert(k, v)?;
+            self.insert(k, v)?;
         }
-        Ok(NoneType)
+        Ok(())
     }
 
-    /// Removes every entry.
-    fn clear<'v>(this: Value<'v>) -> anyhow::Result<NoneType> {
-        receiver(this)?.entries_mut()?.aref.clear();
-        Ok(NoneType)
-    }
-
-    /// The value under `key`; inserts `default` (validated) first when it
-    /// is absent.
-    fn setdefault<'v>(
-        this: Value<'v>,
-        #[starlark(require = pos)] key: Value<'v>,
-        #[starlark(require = pos)] default: Option<Value<'v>>,
-    ) -> anyhow::Result<Value<'v>> {
-        let target = receiver(this)?;
-        if let Some(v) = target
-            .entries()
-            .get(key)
-            .map_err(starlark::Error::into_anyhow)?
-        {
-            return Ok(v);
-        }
-        let v = default.unwrap_or_else(Value::new_none);
-        target.insert(key, v)?;
-        Ok(v)
+    fn clear(&self) -> anyhow::Result<()> {
+        self.entries_mut()?.aref.clear();
+        Ok(())
     }
 }

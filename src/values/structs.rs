@@ -1,8 +1,6 @@
 //! `struct`: an immutable record with fields kept sorted by name, printed
 //! as `struct(a = 1, b = "x")`, and joined with `+`, as in the Go dialect.
 
-use std::fmt;
-
 use allocative::Allocative;
 use starlark::coerce::Coerce;
 use starlark::collections::{SmallMap, StarlarkHasher};
@@ -46,27 +44,6 @@ impl Freeze for Record<'_> {
             fields.insert(k, v.freeze(freezer)?);
         }
         Ok(RecordGen { fields })
-    }
-}
-
-/// The struct's repr, with its fields written as go.starlark.net writes
-/// them ([`crate::values::text`]), wherever the interpreter itself shows
-/// a struct (`str.format`, error messages).
-impl<'v, V: ValueLike<'v>> fmt::Display for RecordGen<V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("struct(")?;
-        for (i, (k, v)) in self.fields().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(
-                f,
-                "{} = {}",
-                crate::go::names::unreserve(k),
-                crate::values::text::repr(v)
-            )?;
-        }
-        f.write_str(")")
     }
 }
 

@@ -13,7 +13,7 @@
 //! holding one huge string many times fails instead of aborting the process.
 
 use std::collections::HashSet;
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
 use num_bigint::BigInt;
 use starlark::eval::Evaluator;
@@ -30,9 +30,9 @@ use crate::go::quote::go_quote;
 use crate::go::types::go_type;
 use crate::values::attr_dict::Entries;
 use crate::values::mapping::{self, Lookup};
-use crate::values::mutable_struct::View as MutableView;
-use crate::values::schema_dict::SchemaDict;
-use crate::values::structs::Record;
+use crate::values::mutable_struct::{FrozenMutableStruct, MutableStruct, View as MutableView};
+use crate::values::schema::SchemaDict;
+use crate::values::structs::{Record, RecordGen};
 
 /// The text would pass the byte limit it was rendered under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,7 +272,7 @@ impl<'v> Renderer<'v> {
             sequence(l.content(), steps);
         } else if let Some(s) = SchemaDict::from_value(v) {
             steps.push(Step::Owned(format!("{}(", s.schema_name())));
-            if let Some(inner) = crate::values::schema_dict::inner_dict(v) {
+            if let Some(inner) = crate::values::schema::inner_dict(v) {
                 steps.push(Step::Value(inner));
             }
             steps.push(Step::Text(")"));
@@ -318,6 +318,49 @@ fn sequence<'v>(items: &[Value<'v>], steps: &mut Vec<Step<'v>>) {
 /// `repr(v)` without a heap or a limit, for `Display` implementations.
 pub fn repr(v: Value) -> String {
     Renderer::new(None, usize::MAX).repr(v).unwrap_or_default()
+}
+
+// The struct types print their fields through this renderer, so their
+// `Display` (which the interpreter uses for them) is written here.
+
+/// A struct's repr with its fields written as go.starlark.net writes them,
+/// wherever the interpreter itself shows a struct (`str.format`, error
+/// messages).
+impl<'v, V: ValueLike<'v>> fmt::Display for RecordGen<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("struct(")?;
+        for (i, (k, v)) in self.fields().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{} = {}", unreserve(k), repr(v))?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// Renders a mutable struct as the Go implementation prints it.
+fn render_mutable(view: &MutableView, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    f.write_str(&view.opening())?;
+    for (i, (name, value)) in view.printed_fields().iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{} = {}", unreserve(name), repr(*value))?;
+    }
+    f.write_str(")")
+}
+
+impl fmt::Display for MutableStruct<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        render_mutable(&self.view(), f)
+    }
+}
+
+impl fmt::Display for FrozenMutableStruct {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        render_mutable(&self.view(), f)
+    }
 }
 
 /// Why `%` interpolation failed.
@@ -675,7 +718,8 @@ mod tests {
 
     #[test]
     fn text_past_the_memory_limit_is_an_error() {
-        use crate::engine::runtime::{Limits, Outcome, Runtime};
+        use crate::limits::Limits;
+        use crate::runner::{Outcome, Runtime};
         use crate::testing::run_script;
 
         let runtime = Runtime::new(

@@ -9,10 +9,11 @@ use crate::common;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use function_starlark::engine::{Limits, Runtime};
 use function_starlark::function::StarlarkFunction;
 use function_starlark::input::Settings;
+use function_starlark::limits::Limits;
 use function_starlark::metrics::Metrics;
+use function_starlark::runner::Runtime;
 use prometheus_client::registry::Registry;
 use serde_json::{Value, json};
 

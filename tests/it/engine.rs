@@ -9,10 +9,10 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use function_sdk_rust::proto::v1::RunFunctionResponse;
-use function_starlark::engine::Limits;
-use function_starlark::engine::job::{Answer, Job};
-use function_starlark::engine::processes::Pool;
-use function_starlark::engine::worker::Config;
+use function_starlark::limits::Limits;
+use function_starlark::transport::processes::Pool;
+use function_starlark::transport::worker::Config;
+use function_starlark::wire::{Answer, Job};
 use prost::Message;
 use serde_json::Value;
 

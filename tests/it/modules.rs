@@ -220,8 +220,8 @@ fn mounted_function(dir: &std::path::Path) -> StarlarkFunction {
         env: Box::new(|_| None),
     };
     StarlarkFunction::new(
-        std::sync::Arc::new(function_starlark::engine::Runtime::new(
-            function_starlark::engine::Limits::default(),
+        std::sync::Arc::new(function_starlark::runner::Runtime::new(
+            function_starlark::limits::Limits::default(),
             64,
         )),
         settings,

@@ -15,11 +15,12 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use function_sdk_rust::proto::v1::{CredentialData, Credentials, credentials};
-use function_starlark::engine::{Limits, Runtime};
 use function_starlark::function::StarlarkFunction;
 use function_starlark::input::Settings;
+use function_starlark::limits::Limits;
 use function_starlark::loader::oci::{OciConfig, OciResolver, PullPolicy, Stats};
 use function_starlark::metrics::Metrics;
+use function_starlark::runner::Runtime;
 use prometheus_client::registry::Registry as MetricsRegistry;
 use registry::{Artifact, Compression, Registry, TarEntry};
 use serde_json::{Value, json};

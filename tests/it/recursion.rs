@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use function_starlark::engine::Limits;
+use function_starlark::limits::Limits;
 use function_starlark::metrics::Metrics;
 use serde_json::{Value, json};
 

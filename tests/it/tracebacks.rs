@@ -87,7 +87,7 @@ fn an_error_of_starlark_code_is_not_attributed_to_a_builtin() {
 
 #[test]
 fn the_message_is_read_back_from_either_form() {
-    use function_starlark::engine::errors::error_message;
+    use function_starlark::runner::errors::error_message;
     assert_eq!(
         error_message("T\nError in fail: fail: x: fail: x"),
         Some("fail: x")
@@ -98,7 +98,7 @@ fn the_message_is_read_back_from_either_form() {
 
 #[test]
 fn a_memory_budget_error_names_the_budget_the_position_and_the_flag() {
-    use function_starlark::engine::Limits;
+    use function_starlark::limits::Limits;
     use function_starlark::metrics::Metrics;
     // The wall-clock limit is raised out of the way: on a slow machine a
     // debug build under the parallel tests' load took longer than the

@@ -2,8 +2,9 @@
 
 use serde_json::{Value as Json, json};
 
-use crate::engine::runtime::{Limits, Outcome, Runtime};
+use crate::limits::Limits;
 use crate::loader::Sources;
+use crate::runner::{Outcome, Runtime};
 use crate::testing::{assert_eval, assert_fails, run, run_script};
 
 /// The value a script leaves in `dxr["v"]`.
@@ -15,7 +16,7 @@ fn script(source: &str) -> Json {
 /// The interpreter's error text of a failing script (after `Error: `).
 fn error(source: &str) -> String {
     let e = run(source).expect_err(source);
-    crate::engine::errors::error_message(&e).map_or_else(|| e.clone(), str::to_owned)
+    crate::runner::errors::error_message(&e).map_or_else(|| e.clone(), str::to_owned)
 }
 
 /// The bodies of the resources a script emitted, by name.

@@ -1,7 +1,7 @@
 //! The emitter: go-yaml v2's port of libyaml's, for the events its encoder
 //! produces (block collections, implicit plain/quoted/literal scalars).
 
-use super::encode::{Node, natural_less, sort_by_less, yaml_float_text};
+use super::node::{Node, natural_less, sort_by_less, yaml_float_text};
 use super::resolve::{Resolved, is_base60_float, resolve_plain};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -30,6 +30,7 @@ use crate::go::args::want_string;
 mod decode;
 mod emit;
 mod encode;
+mod node;
 mod numbers;
 mod parse;
 mod resolve;

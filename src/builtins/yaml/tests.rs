@@ -5,7 +5,8 @@ use serde_json::json;
 use starlark::environment::Module;
 
 use super::decode::yaml_to_json;
-use super::encode::{emit_yaml, encode_yaml, json_text_len, natural_less};
+use super::encode::{emit_yaml, encode_yaml, json_text_len};
+use super::node::natural_less;
 use crate::builtins::json::decode_value;
 use crate::testing::{Tree, assert_error, assert_eval, eval, eval_text, literal, run};
 
@@ -796,7 +797,8 @@ fn decode_stops_reading_at_the_deadline() {
 
 #[test]
 fn a_script_decoding_a_slow_document_stops_at_its_time_limit() {
-    use crate::engine::runtime::{Limits, Runtime};
+    use crate::limits::Limits;
+    use crate::runner::Runtime;
 
     let limits = Limits {
         timeout: std::time::Duration::from_millis(300),

@@ -6,10 +6,11 @@ pub mod registry;
 use std::sync::Arc;
 
 use function_sdk_rust::proto::v1::{RunFunctionRequest, RunFunctionResponse};
-use function_starlark::engine::{Limits, Runtime};
 use function_starlark::function::StarlarkFunction;
 use function_starlark::input::Settings;
+use function_starlark::limits::Limits;
 use function_starlark::metrics::Metrics;
+use function_starlark::runner::Runtime;
 
 /// A request from YAML in protojson form (`observed`, `desired`, `context`, ...).
 pub fn request(yaml: &str) -> RunFunctionRequest {

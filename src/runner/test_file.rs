@@ -15,9 +15,10 @@ use starlark::eval::Evaluator;
 use starlark::syntax::AstModule;
 use starlark::syntax::ast::{AssignTargetP, AstStmt, ExprP, StmtP};
 
+use super::compiled::Compiled;
 use super::errors;
 use super::loading::RequestLoader;
-use super::runtime::{Compiled, Runtime};
+use super::runtime::Runtime;
 use crate::bindings::Shared;
 use crate::effects::Context;
 use crate::error::Error;

@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
-use super::evaluate::{evaluate, failed};
-use super::job::{Answer, Job};
-use crate::engine::runtime::{Limits, Runtime};
 use crate::error::Error;
+use crate::limits::Limits;
 use crate::meter::QUIET_BEFORE_RELEASE;
+use crate::wire::codec::failed;
+use crate::wire::{Answer, Job, Runs};
 
 /// How long past its deadline a run may take to stop on its own.
 pub const GRACE: Duration = Duration::from_millis(500);
@@ -100,7 +100,7 @@ impl Queue {
 
 /// The pool of worker threads.
 pub struct Pool {
-    runtime: Arc<Runtime>,
+    runner: Arc<dyn Runs>,
     permits: Arc<Semaphore>,
     queue: Arc<Queue>,
     started: AtomicUsize,
@@ -114,11 +114,11 @@ impl Drop for Pool {
 }
 
 impl Pool {
-    /// A pool running jobs on `runtime`, no thread started yet.
-    pub fn new(runtime: Arc<Runtime>) -> Pool {
+    /// A pool running jobs on `runner`, no thread started yet.
+    pub fn new(runner: Arc<dyn Runs>) -> Pool {
         Pool {
-            permits: Arc::new(Semaphore::new(runtime.limits().concurrency.max(1))),
-            runtime,
+            permits: Arc::new(Semaphore::new(runner.limits().concurrency.max(1))),
+            runner,
             queue: Arc::default(),
             started: AtomicUsize::new(0),
             idle: Arc::new(AtomicUsize::new(0)),
@@ -127,7 +127,7 @@ impl Pool {
 
     /// The limits every run has.
     pub fn limits(&self) -> &Limits {
-        self.runtime.limits()
+        self.runner.limits()
     }
 
     /// Runs `job` on a worker thread.
@@ -192,13 +192,13 @@ impl Pool {
             self.started.fetch_sub(1, Ordering::AcqRel);
             return Ok(());
         }
-        let runtime = self.runtime.clone();
+        let runner = self.runner.clone();
         let tasks = self.queue.clone();
         let idle = self.idle.clone();
         let spawned = std::thread::Builder::new()
             .name("starlark-worker".to_owned())
             .stack_size(self.limits().stack_bytes)
-            .spawn(move || serve(&runtime, &tasks, &idle));
+            .spawn(move || serve(&*runner, &tasks, &idle));
         if let Err(e) = spawned {
             self.started.fetch_sub(1, Ordering::AcqRel);
             return Err(e);
@@ -219,7 +219,7 @@ impl Drop for StopOnDrop {
 
 /// A worker thread's life: take a task, run it, answer, until the pool is
 /// dropped.
-fn serve(runtime: &Runtime, tasks: &Queue, idle: &AtomicUsize) {
+fn serve(runner: &dyn Runs, tasks: &Queue, idle: &AtomicUsize) {
     let mut tidy = false;
     loop {
         idle.fetch_add(1, Ordering::AcqRel);
@@ -236,7 +236,7 @@ fn serve(runtime: &Runtime, tasks: &Queue, idle: &AtomicUsize) {
             }
             Next::Closed => return,
         };
-        let answer = evaluate(runtime, task.job, &task.cancel, false);
+        let answer = runner.run(task.job, &task.cancel, false);
         let _ = task.answer.send(answer);
         tidy = true;
     }

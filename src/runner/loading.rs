@@ -494,10 +494,7 @@ mod tests {
             &AtomicBool::new(false),
         );
         assert!(
-            matches!(
-                run.outcome,
-                super::super::runtime::Outcome::Completed { .. }
-            ),
+            matches!(run.outcome, super::super::run::Outcome::Completed { .. }),
             "the script runs"
         );
         runtime
@@ -509,7 +506,8 @@ mod tests {
 
     #[test]
     fn only_modules_that_cannot_see_the_request_are_kept() {
-        use super::super::runtime::{Limits, Runtime};
+        use super::super::runtime::Runtime;
+        use crate::limits::Limits;
         let runtime = Runtime::new(Limits::default(), 8);
         let main = "load('pure.star', 'f')\nload('reader.star', 'g')\nload('effect.star', 'h')\nload('above.star', 'k')\nx = f(1) + g() + h() + k()\n";
         let modules = [

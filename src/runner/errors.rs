@@ -6,9 +6,10 @@ use std::fmt::Write as _;
 use starlark::ErrorKind;
 use starlark::codemap::FileSpan;
 
-use super::runtime::Compiled;
+use super::compiled::Compiled;
 use crate::error::Error;
 use crate::syntax::line_map::LineMap;
+use crate::wire::codec::{MAX_MESSAGE_BYTES, TRUNCATED_END, truncate_to};
 
 /// starlark-rust's tick-limit error text starts with this; the type itself
 /// is private to the crate.
@@ -44,9 +45,9 @@ fn go_position(span: &FileSpan, compiled: &Compiled) -> String {
 /// here, before it is copied, saying so.
 fn message(e: &starlark::Error) -> String {
     let mut text = e.without_diagnostic().to_string();
-    let most = super::evaluate::MAX_MESSAGE_BYTES / 2;
+    let most = MAX_MESSAGE_BYTES / 2;
     if text.len() > most {
-        super::evaluate::truncate_to(&mut text, most);
+        truncate_to(&mut text, most);
         return text;
     }
     let text = crate::go::wording::go_wording(&crate::go::names::unreserve_in_text(&text));
@@ -112,7 +113,7 @@ pub fn execution_error(
     let (traceback, text) = traceback(e, compiled);
     // The Go implementation writes go.starlark.net's backtrace, then the
     // message once more. A message cut for length is not repeated.
-    if text.ends_with(super::evaluate::TRUNCATED_END) {
+    if text.ends_with(TRUNCATED_END) {
         Error::Runtime(traceback)
     } else {
         Error::Runtime(format!("{traceback}: {text}"))

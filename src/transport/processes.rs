@@ -50,11 +50,11 @@ use tokio::net::UnixStream;
 use tokio::process::{Child, Command};
 use tokio::sync::{Notify, oneshot};
 
-use super::evaluate::failed;
-use super::job::{Answer, Job};
 use super::worker::{self, Config};
-use crate::engine::runtime::Limits;
 use crate::error::Error;
+use crate::limits::Limits;
+use crate::wire::codec::failed;
+use crate::wire::{Answer, Job};
 
 mod lane;
 

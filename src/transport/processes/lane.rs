@@ -13,8 +13,8 @@ use rustix::io::Errno;
 use tokio::time::Instant;
 
 use super::{DEPTH, Ended, GRACE, Queued, Shared, State, Worker};
-use crate::engine::poll;
-use crate::engine::worker::{
+use crate::transport::poll;
+use crate::transport::worker::{
     FRAME_ANSWER, FRAME_EXPIRED, FRAME_OVER_BUDGET, FRAME_READY, monotonic_nanos_after,
     recv_waiting,
 };
@@ -668,9 +668,9 @@ mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::engine::processes::Pool;
-    use crate::engine::runtime::Limits;
-    use crate::engine::worker::Config;
+    use crate::limits::Limits;
+    use crate::transport::processes::Pool;
+    use crate::transport::worker::Config;
 
     /// A lane the pool does not count: its drop leaves the counts alone.
     fn lane() -> Lane {

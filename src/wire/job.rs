@@ -4,13 +4,28 @@
 //! reach, the settings; the response as bytes, and the run's costs.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use bytes::Bytes;
 use prost::Message;
 
 use crate::input::{Checked, UsageApi};
+use crate::limits::Limits;
 use crate::loader::{Found, Origin, Sources};
+
+/// What turns a job into its answer: the runner, as the transport sees it.
+/// The transport moves jobs and answers between processes or threads and
+/// knows nothing of what a run does.
+pub trait Runs: Send + Sync + 'static {
+    /// Runs `job` on the current thread until it ends or `cancel` is set,
+    /// metering its memory (`hard`: going over the budget aborts the
+    /// process, for worker processes).
+    fn run(&self, job: Job, cancel: &AtomicBool, hard: bool) -> Answer;
+
+    /// The limits every run has.
+    fn limits(&self) -> &Limits;
+}
 
 /// One script run to do.
 #[derive(Clone, PartialEq, Message)]
@@ -46,7 +61,7 @@ pub struct Job {
     pub validate_schemas: bool,
     /// Set by the pool of worker processes when this is the only job in
     /// flight and none has had company for a while: the worker then polls
-    /// for the next one after answering (see [`super::poll`]). Under load
+    /// for the next one after answering (see `transport::poll`). Under load
     /// the next job is either waiting already or late because the server
     /// is busy, and polling would only take CPU from it.
     #[prost(bool, tag = "10")]

@@ -1,131 +1,31 @@
-//! The runtime: globals built once and shared, a cache of compiled
-//! scripts, and the evaluation of one script on a dedicated thread with
-//! step, stack, heap and wall-clock limits.
+//! The runtime: what every run of a process shares. The globals, built
+//! once; a cache of compiled scripts; the request-independent modules; and
+//! the limits, applied to each evaluator a run makes.
 
 use std::num::NonZeroUsize;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use pbjson_types::Struct;
-use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, Module};
+use starlark::environment::{FrozenModule, Globals, GlobalsBuilder};
 use starlark::eval::Evaluator;
 use starlark::syntax::{AstModule, Dialect};
 
+use super::compiled::Compiled;
+use super::errors;
 use crate::builtins;
 use crate::cache::Bounded;
+use crate::effects::{Context, Stopped};
 use crate::error::Error;
 use crate::input::Script;
-use crate::loader::Sources;
+use crate::limits::Limits;
 use crate::meter::Meter;
-use crate::request::Request;
-
-use super::errors::{self, Stopped};
-use super::loading::RequestLoader;
-use crate::bindings;
-use crate::effects::Context;
-use crate::syntax::line_map::LineMap;
-
-/// Limits of one script run. The defaults are documented in the README
-/// ("Limits") and docs/limits.md.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    /// starlark-rust ticks: loop iterations and calls, native calls
-    /// included, so each redirected operator (`+`, `*`, `%`, `<<`, `/`, `//`,
-    /// `>>` and the ordered comparisons) costs one.
-    /// 500,000 ticks stop no script within the reference's 1,000,000 steps:
-    /// every Go instruction sequence behind a tick is at least two steps (a
-    /// chain of additions is the tightest measured case, 2.55 steps per
-    /// tick).
-    pub max_ticks: u64,
-    /// Deepest Starlark call stack. starlark-rust's default of 50 is far
-    /// below what the reference allows.
-    pub max_call_stack: usize,
-    /// Whether a function may call itself (go.starlark.net forbids it).
-    pub allow_recursion: bool,
-    /// Best-effort Starlark heap limit, in bytes.
-    pub max_heap_bytes: usize,
-    /// Wall-clock time one run may take.
-    pub timeout: Duration,
-    /// Native stack of an evaluation thread, in bytes: reserved address
-    /// space, of which only the pages a run touches take memory. It holds
-    /// the deepest nesting sources and requests may have (see
-    /// `prepass::MAX_NESTING` and `engine::depth`), debug builds included.
-    pub stack_bytes: usize,
-    /// Runs started at once; more requests wait their turn. Worker
-    /// processes add a slow lane of twice as many for runs past 100 ms.
-    pub concurrency: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_ticks: 500_000,
-            max_call_stack: 1000,
-            allow_recursion: false,
-            max_heap_bytes: 256 << 20,
-            timeout: Duration::from_secs(10),
-            stack_bytes: 256 << 20,
-            concurrency: std::thread::available_parallelism()
-                .map_or(2, NonZeroUsize::get)
-                .max(2),
-        }
-    }
-}
 
 pub use crate::error::STEP_LIMIT_MESSAGE;
 
 /// The memory compiled scripts may take in one cache, roughly: a parsed
 /// script takes about 40 times its source.
 pub const MAX_CACHED_SCRIPT_BYTES: usize = 64 << 20;
-
-/// What a source byte becomes once parsed: 36 for the 8.5 KB script of
-/// Resource() calls we measured with the memory meter, rounded up.
-const AST_BYTES_PER_SOURCE_BYTE: usize = 40;
-
-/// A parsed script, ready to evaluate any number of times.
-pub struct Compiled {
-    /// The file name used in positions.
-    pub filename: String,
-    /// The length of its source.
-    source_len: usize,
-    pub(crate) ast: AstModule,
-    pub(crate) map: LineMap,
-}
-
-/// What one run of a script left behind.
-pub struct Run {
-    /// What builtins recorded, and the request they saw.
-    pub context: Context,
-    /// How the script ended.
-    pub outcome: Outcome,
-    /// starlark-rust ticks the script used.
-    pub ticks: u64,
-    /// Compile (or cache lookup) plus evaluation time.
-    pub elapsed: Duration,
-}
-
-/// How a script ended.
-pub enum Outcome {
-    /// It ran to the end. `dxr` and `context` as they are now, each
-    /// converted, or the conversion's complaint.
-    Completed {
-        /// The desired composite body.
-        dxr: Result<Struct, String>,
-        /// The pipeline context.
-        context: Result<Struct, String>,
-    },
-    /// It failed: globals could not be built, it did not compile, it raised
-    /// an error, or it called `fatal()` (`Error::Fatal`).
-    Failed(Error),
-}
-
-impl crate::cache::Weight for Arc<Compiled> {
-    fn weight(&self) -> usize {
-        self.source_len.saturating_mul(AST_BYTES_PER_SOURCE_BYTE)
-    }
-}
 
 /// How many request-independent modules a runtime keeps evaluated.
 const PURE_MODULES: usize = 64;
@@ -259,121 +159,6 @@ impl Runtime {
         })
     }
 
-    /// Runs `script` on the current thread with the limits' timeout, for
-    /// benches and tests; the engine runs jobs with [`Runtime::run_until`].
-    pub fn run_blocking(
-        &self,
-        script: &Script,
-        sources: &Sources,
-        request: Arc<Request>,
-        cancel: &AtomicBool,
-    ) -> Run {
-        let _meter = Meter::start(self.limits.max_heap_bytes, false);
-        self.run_until(
-            script,
-            sources,
-            request,
-            cancel,
-            Instant::now() + self.limits.timeout,
-        )
-    }
-
-    /// Runs `script` on the current thread until `deadline`. The caller has
-    /// started the thread's memory [`Meter`].
-    pub fn run_until(
-        &self,
-        script: &Script,
-        sources: &Sources,
-        request: Arc<Request>,
-        cancel: &AtomicBool,
-        deadline: Instant,
-    ) -> Run {
-        let started = Instant::now();
-        let context = Context::new(request, self.limits.max_heap_bytes);
-        let mut ticks = 0;
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            self.evaluate(script, sources, &context, cancel, deadline, &mut ticks)
-        }))
-        .unwrap_or_else(|payload| Outcome::Failed(panicked(&script.filename, &*payload)));
-        Run {
-            context,
-            outcome,
-            ticks,
-            elapsed: started.elapsed(),
-        }
-    }
-
-    fn evaluate(
-        &self,
-        script: &Script,
-        sources: &Sources,
-        ctx: &Context,
-        cancel: &AtomicBool,
-        deadline: Instant,
-        ticks: &mut u64,
-    ) -> Outcome {
-        Module::with_temp_heap(|module| {
-            let shared = match bindings::Shared::build(&ctx.request) {
-                Ok(shared) => shared,
-                Err(e) => return Outcome::Failed(e),
-            };
-            shared.bind_main(&module, &ctx.request);
-            ctx.deadline.set(Some(deadline));
-            let loader = RequestLoader::new(self, &shared, ctx, sources, cancel, deadline);
-            let source = match loader.expand_stars(&script.filename, &script.source) {
-                Ok(source) => source,
-                Err(e) => {
-                    return Outcome::Failed(Error::Modules(format!("resolving star imports: {e}")));
-                }
-            };
-            let compiled = match self.compile_for(
-                ctx,
-                &Script {
-                    filename: script.filename.clone(),
-                    source,
-                },
-            ) {
-                Ok(compiled) => compiled,
-                Err(e) => {
-                    return Outcome::Failed(Error::Compile(e));
-                }
-            };
-            let caller = loader.for_caller(&script.filename);
-            let result = {
-                let mut eval = Evaluator::new(&module);
-                eval.extra = Some(ctx);
-                if let Err(e) = self.limit(&mut eval, deadline, cancel, ctx) {
-                    return Outcome::Failed(Error::Internal(e.to_string()));
-                }
-                eval.set_loader(&caller);
-                let result = eval.eval_module(compiled.ast.clone(), &self.globals);
-                *ticks = eval.get_total_tick_count();
-                result
-            };
-            if let Err(e) = result {
-                if let Some(message) = ctx.effects.fatal.borrow().clone() {
-                    return Outcome::Failed(Error::Fatal(message));
-                }
-                return Outcome::Failed(errors::execution_error(
-                    &e,
-                    &compiled,
-                    ctx.stopped.get(),
-                    super::recursion::last_statement(),
-                ));
-            }
-            // Read back after evaluation: collection may have moved them.
-            let Some(originals) = crate::effects::Originals::of(&module) else {
-                return Outcome::Failed(Error::Internal(
-                    "the request globals were lost".to_owned(),
-                ));
-            };
-            Outcome::Completed {
-                dxr: originals.dxr_struct(),
-                context: originals.context_struct(),
-            }
-        })
-    }
-
     /// Compiles `script` (from the cache when possible) and records the
     /// compilation for the cache metrics.
     pub(crate) fn compile_for(
@@ -424,31 +209,13 @@ impl Runtime {
     }
 }
 
-/// The error of a run the interpreter gave up on with a panic. Those a
-/// script can cause by asking for too much (a collection past what memory
-/// can address) are the memory budget's; any other is reported with the
-/// interpreter's words.
-fn panicked(filename: &str, payload: &(dyn std::any::Any + Send)) -> Error {
-    let text = crate::panics::message(payload);
-    // "AlignedSize must not exceed u32::MAX": starlark-rust's largest value.
-    if ["capacity overflow", "allocat", "must not exceed"]
-        .iter()
-        .any(|t| text.contains(t))
-        || Meter::over()
-    {
-        return Error::MemoryLimit {
-            mib: Meter::limit().unwrap_or(0) >> 20,
-            at: String::new(),
-        };
-    }
-    Error::Internal(format!(
-        "the interpreter failed while running {filename} ({text}); the script was stopped"
-    ))
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::loader::Sources;
+    use crate::runner::Outcome;
 
     fn ticks(source: &str) -> u64 {
         let runtime = Runtime::new(Limits::default(), 4);

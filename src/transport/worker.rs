@@ -35,11 +35,10 @@ use rustix::io::Errno;
 use rustix::net::RecvFlags;
 use serde::{Deserialize, Serialize};
 
-use super::evaluate::evaluate;
-use super::job::{Answer, Job};
 use super::poll;
-use crate::engine::runtime::{Limits, Runtime};
+use crate::limits::Limits;
 use crate::meter;
+use crate::wire::{Answer, Job, Runs};
 
 /// The first argument that makes the binary a worker.
 pub const ARG: &str = "__starlark-worker";
@@ -304,9 +303,13 @@ fn over_budget(limit: usize) -> ! {
     std::process::abort()
 }
 
-/// Runs the worker until the server closes the socket. `config` is the
-/// JSON of a [`Config`].
-pub fn main(config: &str) -> std::process::ExitCode {
+/// Runs the worker until the server closes the socket, running each job
+/// on the runner `runner` makes from the configuration's limits and cache
+/// size. `config` is the JSON of a [`Config`].
+pub fn main<R: Runs>(
+    config: &str,
+    runner: impl FnOnce(Limits, usize) -> R + Send + 'static,
+) -> std::process::ExitCode {
     let config: Config = match serde_json::from_str(config) {
         Ok(config) => config,
         Err(e) => {
@@ -327,20 +330,22 @@ pub fn main(config: &str) -> std::process::ExitCode {
     };
     let _ = SERVER.set(writer);
     meter::on_hard_limit(over_budget);
-    // Runs evaluate on a thread whose stack fits the deepest nesting the
-    // parser and the request decoder accept.
+    // Jobs run on a thread whose stack fits the deepest nesting the parser
+    // and the request decoder accept.
     let evaluator = std::thread::Builder::new()
         .name("starlark-worker".to_owned())
         .stack_size(config.stack_bytes)
-        .spawn(move || serve(&config, stream));
+        .spawn(move || {
+            let runner = runner(config.limits(), config.cache_entries);
+            serve(&config, stream, runner);
+        });
     match evaluator.map(std::thread::JoinHandle::join) {
         Ok(Ok(())) => std::process::ExitCode::SUCCESS,
         _ => std::process::ExitCode::FAILURE,
     }
 }
 
-fn serve(config: &Config, mut stream: UnixStream) {
-    let runtime = Runtime::new(config.limits(), config.cache_entries);
+fn serve(config: &Config, mut stream: UnixStream, runner: impl Runs) {
     let cancel = AtomicBool::new(false);
     let mut frames = FrameReader::default();
     let poll_budget = config.poll_budget();
@@ -386,7 +391,7 @@ fn serve(config: &Config, mut stream: UnixStream) {
             return;
         };
         poll = job.poll_after;
-        let answer = evaluate(&runtime, job, &cancel, true);
+        let answer = runner.run(job, &cancel, true);
         if write_all(&mut stream, &answer_frame(answer)).is_err() {
             return;
         }

@@ -1,46 +1,34 @@
-//! The engine: where scripts run, and what bounds them.
-//!
-//! A [`Job`] (the request as it arrived, the gathered sources, the
-//! settings) goes to a worker; an [`Answer`] (the response as bytes and
-//! the run's costs) comes back. Workers are reused, never spawned per
-//! request, and at most [`Limits::concurrency`] run at once; a run still
-//! going after its answer keeps its slot until it stops.
+//! The transport: it carries a [`Job`] (the request as it arrived, the
+//! gathered sources, the settings) to a worker and its [`Answer`] (the
+//! response as bytes and the run's costs) back, and knows nothing of what
+//! a run does: the worker hands each job to a runner ([`Runs`]). Workers
+//! are reused, never spawned per request, and at most
+//! [`Limits::concurrency`] run at once; a run still going after its answer
+//! keeps its slot until it stops.
 //!
 //! Two kinds of worker, chosen by `--isolation`:
 //! - [`processes`] (the server's default): worker processes of this same
-//!   binary. Whatever a script does, the worst it can do is end its own
-//!   worker: memory past the budget, a stack overflow, or native work that
-//!   ignores the deadline cost that one request a Fatal result, and the
-//!   worker is replaced.
+//!   binary ([`worker`]). Whatever a script does, the worst it can do is
+//!   end its own worker: memory past the budget, a stack overflow, or
+//!   native work that ignores the deadline cost that one request a Fatal
+//!   result, and the worker is replaced.
 //! - [`threads`]: threads of this process, for tests, the CLI, and those
 //!   who trade that guarantee for a little speed. Budgets are enforced by
 //!   the same checks, but a run that outlives them cannot be killed.
 //!
-//! Both run [`evaluate::evaluate`]. Budgets: interpreter ticks and call
-//! depth (starlark-rust's), memory ([`crate::meter`]), wall-clock time (the
-//! interpreter's cancellation check and every long native loop), and the
-//! nesting of requests ([`depth`]) and sources (checked when they parse).
+//! Budgets: the runner enforces ticks, call depth, memory and wall-clock
+//! time; the transport adds the deadline's grace, after which it answers
+//! for a run that has not, and replaces a worker that went over.
 
 use std::sync::Arc;
 
-pub use runtime::{Limits, Runtime};
+use crate::limits::Limits;
+use crate::wire::{Answer, Job, Runs};
 
-pub mod depth;
-pub mod errors;
-pub mod evaluate;
-pub(crate) mod go_position;
-pub mod job;
-pub(crate) mod loading;
 pub mod poll;
 pub mod processes;
-pub(crate) mod recursion;
-pub mod runtime;
-pub mod test_file;
 pub mod threads;
-pub mod wire;
 pub mod worker;
-
-pub use job::{Answer, Job, Outcome};
 
 /// Where the engine runs scripts.
 pub enum Engine {
@@ -51,9 +39,9 @@ pub enum Engine {
 }
 
 impl Engine {
-    /// An engine of worker threads over `runtime`.
-    pub fn threads(runtime: Arc<Runtime>) -> Engine {
-        Engine::Threads(threads::Pool::new(runtime))
+    /// An engine of worker threads, each running jobs on `runner`.
+    pub fn threads(runner: Arc<dyn Runs>) -> Engine {
+        Engine::Threads(threads::Pool::new(runner))
     }
 
     /// An engine of worker processes started from this executable; a
