@@ -22,8 +22,8 @@
 //! default 3), `BENCH_ROUNDS` (the turns those seconds are cut into,
 //! default 2), `BENCH_ONLY` (a comma-separated list of workload names),
 //! `BENCH_CONCURRENCY` (default `1,16`), `THIS` (another build of this
-//! function, such as the shipped static one,
-//! `target/x86_64-unknown-linux-musl/release/function-starlark`),
+//! function, such as the shipped profile-guided one,
+//! `target/x86_64-unknown-linux-gnu/release/function-starlark`),
 //! `BENCH_ARGS` (extra flags for this function, such as `--isolation
 //! threads`), `BENCH_SETTLE` (seconds to wait after the load before
 //! reading memory once more; idle workers exit after 60 s).

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds the Crossplane package, function-starlark.xpkg, without Docker:
-#   1. a static binary (the musl target: no C runtime needed in the image;
-#      DNS through /etc/resolv.conf, TLS roots from the image's bundle),
-#      built guided by a profile of itself at work (package/pgo.sh);
+#   1. the release binary, built guided by a profile of itself at work
+#      (package/pgo.sh), or the binary PACKAGE_BINARY names (scripts/test.sh
+#      packages the build its tests run);
 #   2. the runtime image, assembled with crane on a registry started on
-#      loopback: the binary and the CA bundle in one layer, entrypoint,
-#      non-root user, port 9443, OCI labels; saved as a tarball;
+#      loopback: the files package/rootfs.sh gathers (the binary, the glibc
+#      and libgcc it loads as this machine's Debian packages installed
+#      them, the CA bundle, users, name-service settings) in one layer;
+#      entrypoint, non-root user, port 9443, OCI labels; saved as a tarball;
 #   3. `crank xpkg build` embedding that image with package/crossplane.yaml
 #      and the input CRD.
 # Output in target/package/: function-starlark.xpkg, runtime-image.tar and
@@ -14,7 +16,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGET=x86_64-unknown-linux-musl
 OUT=target/package
 VERSION="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
 GOBIN="$(go env GOPATH)/bin"
@@ -23,30 +24,20 @@ CRANK="${CRANK:-${GOBIN}/crank}"
 REGISTRY_BIN="${REGISTRY_BIN:-${GOBIN}/registry}"
 CA_BUNDLE="${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}"
 
-rustup target add "${TARGET}" >/dev/null 2>&1 || true
-# mimalloc is C: the musl target needs musl's compiler wrapper (Debian's
-# musl-tools), which a fresh machine may not have.
-if ! command -v x86_64-linux-musl-gcc >/dev/null 2>&1 && ! command -v musl-gcc >/dev/null 2>&1; then
-    echo "installing musl-tools (the C compiler for the musl target)"
-    sudo_cmd=""
-    if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
-    ${sudo_cmd} apt-get install -y musl-tools >/dev/null 2>&1 \
-        || { ${sudo_cmd} apt-get update >/dev/null 2>&1 && ${sudo_cmd} apt-get install -y musl-tools >/dev/null; }
+if [ -n "${PACKAGE_BINARY:-}" ]; then
+    binary="${PACKAGE_BINARY}"
+else
+    CRANK="${CRANK}" ./package/pgo.sh
+    binary="target/x86_64-unknown-linux-gnu/release/function-starlark"
 fi
-CRANK="${CRANK}" ./package/pgo.sh
 
 rm -rf "${OUT}"
-mkdir -p "${OUT}/rootfs/etc/ssl/certs"
-cp "target/${TARGET}/release/function-starlark" "${OUT}/rootfs/function-starlark"
-cp "target/${TARGET}/release/function-starlark" "${OUT}/function-starlark"
-cp "${CA_BUNDLE}" "${OUT}/rootfs/etc/ssl/certs/ca-certificates.crt"
-# A user and group for the non-root uid, so tools that look them up agree.
-printf 'root:x:0:0:root:/:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/:/sbin/nologin\n' \
-    > "${OUT}/rootfs/etc/passwd"
-printf 'root:x:0:\nnonroot:x:65532:\n' > "${OUT}/rootfs/etc/group"
+mkdir -p "${OUT}"
+cp "${binary}" "${OUT}/function-starlark"
+CA_BUNDLE="${CA_BUNDLE}" ./package/rootfs.sh "${binary}" "${OUT}/rootfs"
 # One reproducible layer: fixed owner, modes and times.
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime='2026-01-01 00:00:00Z' \
-    -C "${OUT}/rootfs" -cf "${OUT}/layer.tar" function-starlark etc
+    -C "${OUT}/rootfs" -cf "${OUT}/layer.tar" .
 
 # crane builds images in a registry: a throwaway one on loopback.
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"

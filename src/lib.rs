@@ -52,10 +52,6 @@ pub mod go;
 pub mod input;
 pub mod limits;
 pub mod loader;
-// Defines `memcpy` and `memmove` with inline assembly (x86-64 only).
-#[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
-pub mod memcopy;
 pub mod meter;
 pub mod metrics;
 pub mod openapi;

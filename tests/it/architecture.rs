@@ -39,7 +39,6 @@ const LAYERS: &[(&str, u8)] = &[
     ("error", 1),
     ("limits", 1),
     ("meter", 1),
-    ("memcopy", 1),
     ("cache", 1),
     ("panics", 1),
     ("openapi", 1),

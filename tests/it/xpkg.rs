@@ -82,22 +82,20 @@ fn the_package_installs_from_a_registry_and_its_binary_serves() {
     std::fs::write(&export, tarball).expect("the export is written");
     let mut archive = tar::Archive::new(std::fs::File::open(&export).expect("the export"));
     let mut package_yaml = String::new();
-    let binary = dir.path().join("function-starlark");
+    let rootfs = dir.path().join("rootfs");
+    std::fs::create_dir(&rootfs).expect("a directory for the image's files");
     for entry in archive.entries().expect("a tar archive") {
         let mut entry = entry.expect("an entry");
         let path = entry.path().expect("a path").to_string_lossy().into_owned();
-        match path.trim_start_matches("./").trim_start_matches('/') {
-            "package.yaml" => {
-                entry
-                    .read_to_string(&mut package_yaml)
-                    .expect("package.yaml is text");
-            }
-            "function-starlark" => {
-                entry.unpack(&binary).expect("the binary unpacks");
-            }
-            _ => {}
+        if path.trim_start_matches("./").trim_start_matches('/') == "package.yaml" {
+            entry
+                .read_to_string(&mut package_yaml)
+                .expect("package.yaml is text");
+        } else {
+            entry.unpack_in(&rootfs).expect("the image's files unpack");
         }
     }
+    let binary = rootfs.join("function-starlark");
     let documents = common::documents(&package_yaml);
     let kinds: Vec<(&str, &str)> = documents
         .iter()
@@ -120,22 +118,34 @@ fn the_package_installs_from_a_registry_and_its_binary_serves() {
         "{kinds:?}"
     );
 
-    // The binary out of the image answers a RunFunction.
-    let answer = serve_once(
-        &binary,
-        &[],
-        "Resource(\"cm\", {\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\"})\n",
+    // The binary out of the image answers a RunFunction, with its worker
+    // processes, on this machine's libraries...
+    let configmap = "Resource(\"cm\", {\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\"})\n";
+    let answer = serve_once(Command::new(&binary), configmap);
+    assert!(
+        answer
+            .desired
+            .is_some_and(|d| d.resources.contains_key("cm"))
     );
+    // ...and on the image's files alone, as the container runs it: in a
+    // chroot of them (a user namespace makes that unprivileged). Threads,
+    // as the chroot has no /proc for a worker process to start from.
+    let mut alone = Command::new("unshare");
+    alone
+        .args(["--user", "--map-root-user", "chroot"])
+        .arg(&rootfs)
+        .args(["/function-starlark", "--isolation", "threads"]);
+    let answer = serve_once(alone, configmap);
     assert!(
         answer
             .desired
             .is_some_and(|d| d.resources.contains_key("cm"))
     );
 
-    // The static binary resolves names and verifies TLS on its own: it
-    // loads a module over HTTPS from a registry named by this machine's
-    // host name, trusting the registry's CA through SSL_CERT_FILE (the
-    // image carries the CA bundle at the path the binary reads by default).
+    // The binary resolves names and verifies TLS on its own: it loads a
+    // module over HTTPS from a registry named by this machine's host name,
+    // trusting the registry's CA through SSL_CERT_FILE (the image carries
+    // the CA bundle at the path the binary reads by default).
     let Some(hostname) = loopback_hostname() else {
         eprintln!("SKIPPED the HTTPS pull: this machine's host name does not resolve to loopback");
         return;
@@ -148,9 +158,10 @@ fn the_package_installs_from_a_registry_and_its_binary_serves() {
     ));
     let ca = dir.path().join("ca.pem");
     std::fs::write(&ca, tls.ca_pem.as_deref().expect("a CA")).expect("the CA is written");
+    let mut trusting = Command::new(&binary);
+    trusting.env("SSL_CERT_FILE", &ca);
     let answer = serve_once(
-        &binary,
-        &[("SSL_CERT_FILE", ca.to_str().unwrap())],
+        trusting,
         &format!(
             "load(\"oci://{}/mods/lib:v1/lib.star\", \"greeting\")\nResource(\"cm\", {{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"data\": {{\"v\": greeting()}}}})\n",
             tls.host
@@ -182,11 +193,10 @@ fn loopback_hostname() -> Option<String> {
     (!name.is_empty() && name != "localhost" && resolves).then_some(name)
 }
 
-/// Starts `binary` with `env`, runs `source` once, stops it; the response
-/// must carry no Fatal result.
+/// Starts the server `command` runs (given the listening flags here), runs
+/// `source` once, stops it; the response must carry no Fatal result.
 fn serve_once(
-    binary: &Path,
-    env: &[(&str, &str)],
+    mut command: Command,
     source: &str,
 ) -> function_sdk_rust::proto::v1::RunFunctionResponse {
     let port = TcpListener::bind("127.0.0.1:0")
@@ -194,9 +204,8 @@ fn serve_once(
         .map(|a| a.port())
         .expect("a free port");
     let address = format!("127.0.0.1:{port}");
-    let mut child = Command::new(binary)
+    let mut child = command
         .args(["--insecure", "--address", &address, "--metrics-address", ""])
-        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -214,6 +223,9 @@ fn serve_once(
                 if let Ok(rsp) = client.run_function(request).await {
                     return rsp.into_inner();
                 }
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("the packaged binary stopped ({status}) before it answered");
             }
             assert!(
                 started.elapsed() < Duration::from_secs(30),
