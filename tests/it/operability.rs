@@ -495,11 +495,11 @@ fn a_trickling_registry_fails_the_request_at_the_fetch_timeout_naming_it() {
 
 #[test]
 fn sigterm_lets_calls_in_flight_finish_then_exits_zero() {
-    let mut server = start(&["--shutdown-grace-seconds", "20"]);
+    // The 16 runs queue behind the workers and take about a second each
+    // in a debug build: on a machine busy with other work they need tens
+    // of seconds, so the grace period is long enough for any of them.
+    let mut server = start(&["--shutdown-grace-seconds", "120"]);
     let address = server.address.clone();
-    // Each run takes a while in a debug build (about a second), so that
-    // all 16 are in flight when the signal comes, yet all of them fit in
-    // the grace period on a loaded machine.
     let slow = "def wait():\n    n = 0\n    for i in range(100000):\n        n += i\n    return n\nx = wait()\n";
     let calls: Vec<_> = (0..16)
         .map(|_| {
@@ -528,7 +528,7 @@ fn sigterm_lets_calls_in_flight_finish_then_exits_zero() {
     let status = server.child.wait().expect("the server exits");
     assert!(status.success(), "exit status {status}");
     assert!(
-        signalled.elapsed() < Duration::from_secs(20),
+        signalled.elapsed() < Duration::from_mins(2),
         "within the grace period"
     );
 }
