@@ -68,6 +68,23 @@ pub fn readable_within(socket: impl AsFd, timeout: Duration) -> bool {
     }
 }
 
+/// Sleeps until the other end of `socket` has closed or shut down its
+/// side; bytes waiting to be read do not end the wait.
+pub fn until_hangup(socket: impl AsFd) {
+    let mut fds = [rustix::event::PollFd::new(
+        &socket,
+        rustix::event::PollFlags::RDHUP,
+    )];
+    loop {
+        match rustix::event::poll(&mut fds, None) {
+            Err(Errno::INTR) => {}
+            // A hang-up, or a socket the wait cannot watch: either way the
+            // caller is on its own.
+            _ => return,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;
@@ -129,5 +146,27 @@ mod tests {
         let (ours, mut theirs) = UnixStream::pair().unwrap();
         theirs.write_all(b"x").unwrap();
         assert!(!until_readable(&ours, Duration::ZERO));
+    }
+
+    #[test]
+    fn a_hangup_ends_the_wait_and_bytes_do_not() {
+        let (ours, mut theirs) = UnixStream::pair().unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let watcher = std::thread::spawn(move || {
+            until_hangup(&ours);
+            done.send(()).unwrap();
+        });
+        theirs.write_all(b"x").unwrap();
+        assert!(finished.recv_timeout(Duration::from_millis(200)).is_err());
+        drop(theirs);
+        finished.recv_timeout(Duration::from_secs(5)).unwrap();
+        watcher.join().unwrap();
+    }
+
+    #[test]
+    fn a_peer_that_shuts_its_side_down_is_a_hangup() {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        theirs.shutdown(std::net::Shutdown::Write).unwrap();
+        until_hangup(&ours);
     }
 }

@@ -26,7 +26,7 @@ use std::io::{IoSlice, Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::sync::OnceLock;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -328,6 +328,7 @@ pub fn main<R: Runs>(
     let Ok(writer) = stream.try_clone() else {
         return std::process::ExitCode::FAILURE;
     };
+    let watch = stream.try_clone();
     let _ = SERVER.set(writer);
     meter::on_hard_limit(over_budget);
     // Jobs run on a thread whose stack fits the deepest nesting the parser
@@ -339,9 +340,49 @@ pub fn main<R: Runs>(
             let runner = runner(config.limits(), config.cache_entries);
             serve(&config, stream, runner);
         });
-    match evaluator.map(std::thread::JoinHandle::join) {
+    if let Ok(socket) = watch {
+        watch_for_hangup(socket);
+    }
+    let code = match evaluator.map(std::thread::JoinHandle::join) {
         Ok(Ok(())) => std::process::ExitCode::SUCCESS,
         _ => std::process::ExitCode::FAILURE,
+    };
+    if LEAVING.swap(true, Ordering::SeqCst) {
+        // The watch is taking the process down.
+        loop {
+            std::thread::park();
+        }
+    }
+    code
+}
+
+/// Set by whichever of the main thread and the hang-up watch ends the
+/// process, so only one of them calls `exit`.
+static LEAVING: AtomicBool = AtomicBool::new(false);
+
+/// How long a worker whose server has hung up waits for its run to end on
+/// its own before it leaves anyway.
+const HANGUP_GRACE: Duration = Duration::from_secs(2);
+
+/// Ends the process once the server has hung up and [`HANGUP_GRACE`] has
+/// passed. A worker between jobs reads the end of its socket and leaves at
+/// once; one in the middle of a run only notices when the run ends, and a
+/// run that resists its limits (a multiplication of two huge integers
+/// counts as one step) would go on burning a core for no one after its
+/// server died without killing it.
+fn watch_for_hangup(socket: UnixStream) {
+    let watch = std::thread::Builder::new()
+        .name("hangup-watch".to_owned())
+        .stack_size(64 << 10)
+        .spawn(move || {
+            poll::until_hangup(&socket);
+            std::thread::sleep(HANGUP_GRACE);
+            if !LEAVING.swap(true, Ordering::SeqCst) {
+                std::process::exit(1);
+            }
+        });
+    if let Err(e) = watch {
+        tracing::debug!(error = %e, "cannot watch the server's socket");
     }
 }
 

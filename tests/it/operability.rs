@@ -416,13 +416,12 @@ fn a_call_deadline_ends_the_run_and_frees_its_worker() {
 fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<u64> = rest
-        .split_whitespace()
-        .filter_map(|f| f.parse().ok())
-        .collect();
-    // utime and stime (fields 14 and 15 of stat) among the numeric fields
-    // after the state letter.
-    fields.get(10).copied().unwrap_or(0) + fields.get(11).copied().unwrap_or(0)
+    // Fields 14 and 15 of stat (utime and stime) counted from the state
+    // letter, field 3; taken by position, since some fields before them
+    // may be negative (tpgid is -1 without a terminal).
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
+    field(14).unwrap_or(0) + field(15).unwrap_or(0)
 }
 
 #[test]
@@ -531,6 +530,49 @@ fn sigterm_lets_calls_in_flight_finish_then_exits_zero() {
         signalled.elapsed() < Duration::from_mins(2),
         "within the grace period"
     );
+}
+
+#[test]
+fn a_worker_whose_server_died_stops_its_run() {
+    // A run the step counter cannot stop (one call iterating a trillion
+    // numbers) and the wall clock would stop only after ten minutes: the
+    // server that would kill it dies instead, without a word to its
+    // worker.
+    let mut server = start(&["--timeout-seconds", "600"]);
+    let address = server.address.clone();
+    let endless = "x = max(range(1000000000000))\n";
+    std::thread::spawn(move || send(&address, request(endless, &Value::Null, Vec::new())));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let busy = loop {
+        let tree = support::tree(server.child.id());
+        if let Some(busy) = tree[1..].iter().copied().find(|pid| cpu_ticks(*pid) > 50) {
+            break busy;
+        }
+        assert!(Instant::now() < deadline, "no worker took the run");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while running(busy) {
+        assert!(
+            Instant::now() < deadline,
+            "worker {busy} still runs 20 s after its server died"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Whether a process exists and has not exited (an orphan that exited
+/// stays a zombie until its new parent reaps it).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let (_, rest) = stat.rsplit_once(')')?;
+            Some(!rest.trim_start().starts_with(['Z', 'X']))
+        })
+        .unwrap_or(false)
 }
 
 /// The server's worker processes now.
