@@ -31,25 +31,13 @@ pub mod yaml;
 /// The names a script sees on top of starlark-rust's standard globals, in
 /// registration order. A golden test pins this list.
 pub fn register(builder: &mut GlobalsBuilder) {
-    core::register(builder);
-    numbers::register(builder);
-    range::register(builder);
-    operators::register(builder);
-    compare::register(builder);
-    pop::register(builder);
-    methods::register(builder);
+    register_language(builder);
     resources::register(builder);
     observed::register(builder);
     conditions::register(builder);
     status::register(builder);
     requirements::register(builder);
-    schema::register(builder);
-    dict::register(builder);
-    json::register(builder);
-    crypto::register(builder);
-    encoding::register(builder);
-    regex::register(builder);
-    yaml::register(builder);
+    register_namespaces(builder);
 }
 
 /// What a Go-format Starlark test file (`*_test.star` loading
@@ -57,6 +45,14 @@ pub fn register(builder: &mut GlobalsBuilder) {
 /// the namespaces, `schema`, `field`, `struct`, `mutable_struct` and
 /// `get`, and none of the builtins that read or write a request.
 pub fn register_for_tests(builder: &mut GlobalsBuilder) {
+    register_language(builder);
+    observed::register_get(builder);
+    register_namespaces(builder);
+}
+
+/// What every script sees, whether it composes or tests: the language's
+/// own builtins and the Go dialect's methods.
+fn register_language(builder: &mut GlobalsBuilder) {
     core::register(builder);
     numbers::register(builder);
     range::register(builder);
@@ -64,7 +60,10 @@ pub fn register_for_tests(builder: &mut GlobalsBuilder) {
     compare::register(builder);
     pop::register(builder);
     methods::register(builder);
-    observed::register_get(builder);
+}
+
+/// `schema` and the namespaces that read or write no request.
+fn register_namespaces(builder: &mut GlobalsBuilder) {
     schema::register(builder);
     dict::register(builder);
     json::register(builder);
