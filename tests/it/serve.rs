@@ -124,7 +124,9 @@ Resource("bucket", {"apiVersion": "s3.aws.upbound.io/v1beta1", "kind": "Bucket",
 
 #[test]
 fn plaintext_calls_get_desired_resources_and_bad_input_gets_fatal_results() {
-    let server = start(&["--insecure"]);
+    // Each bad input must meet its own limit: a wall clock long enough
+    // that no step or memory limit is beaten to it on a busy machine.
+    let server = start(&["--insecure", "--timeout-seconds", "120"]);
     runtime().block_on(async {
         let mut client = plaintext_client(&server.address).await;
         let rsp = client
