@@ -1,0 +1,427 @@
+#!/usr/bin/env bash
+# A real Crossplane control plane on loopback, without Docker or kubelet:
+# etcd, kube-apiserver, kube-controller-manager (garbage collector and
+# namespace controllers only), Crossplane core, and an OCI registry for the
+# function's package. docs/live-control-plane.md says what each piece is for.
+#
+#   scripts/cluster.sh up              build what is missing, start what is not running
+#   scripts/cluster.sh install XPKG    push the package, install it as a Function and
+#                                      run its binary as the Deployment says
+#   scripts/cluster.sh restart         run the installed function's processes again
+#   scripts/cluster.sh env             print the KUBECONFIG and kubectl to use
+#   scripts/cluster.sh down            stop every process this script started
+#
+# Every process is recorded by its PID in ${CLUSTER_DIR}/pids and stopped by
+# it. The tools are built once from pinned versions into ${CLUSTER_TOOLS}
+# (kept with the Go tools between runs); the cluster's state lives in
+# ${CLUSTER_DIR} (target/cluster). `install` adds one marked line to
+# /etc/hosts (Crossplane dials the function by its Service's name) and
+# `down` removes it, so both need root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+K8S_VERSION=v1.35.4
+CROSSPLANE_VERSION=v2.3.4
+ETCD_PORT=23790
+API_PORT=16443
+REGISTRY_PORT=15000
+# Crossplane's own listeners, moved off 8080, 8081 and 9443 (the flags take a
+# port and listen on every interface).
+CROSSPLANE_METRICS_PORT=18080
+CROSSPLANE_HEALTH_PORT=18081
+CROSSPLANE_WEBHOOK_PORT=19443
+NAMESPACE=crossplane-system
+HOSTS_MARK="# function-starlark scripts/cluster.sh"
+
+GOBIN="$(go env GOPATH)/bin"
+CLUSTER_TOOLS="${CLUSTER_TOOLS:-${GOBIN}/function-starlark-cluster}"
+CLUSTER_DIR="${CLUSTER_DIR:-${PWD}/target/cluster}"
+# The function's replicas: one process per address, all under the Service's
+# name, as the headless Service hands Crossplane every pod's address.
+FUNCTION_ADDRESSES="${FUNCTION_ADDRESSES:-127.0.0.2}"
+
+KUBECTL="${CLUSTER_TOOLS}/kubectl"
+KUBECONFIG_FILE="${CLUSTER_DIR}/admin.kubeconfig"
+PIDS="${CLUSTER_DIR}/pids"
+LOGS="${CLUSTER_DIR}/logs"
+
+log() { echo "cluster: $*" >&2; }
+die() {
+    echo "cluster: $*" >&2
+    exit 1
+}
+kubectl() { "${KUBECTL}" --kubeconfig "${KUBECONFIG_FILE}" "$@"; }
+
+# Builds one Go tool from a throwaway module: `go install module@version`
+# asks the module proxy for version lists it refuses here, while building a
+# pinned requirement works.
+go_build() {
+    local module="$1" version="$2" extra_go_mod="$3" ldflags="$4"
+    shift 4
+    local dir
+    dir="$(mktemp -d)"
+    {
+        printf 'module clustertools\n\ngo 1.25\n\nrequire %s %s\n' "${module}" "${version}"
+        printf '%s\n' "${extra_go_mod}"
+    } >"${dir}/go.mod"
+    {
+        printf '//go:build tools\n\npackage tools\n\nimport (\n'
+        for package in "$@"; do printf '\t_ "%s"\n' "${package}"; done
+        printf ')\n'
+    } >"${dir}/tools.go"
+    (
+        cd "${dir}"
+        go mod tidy
+        for package in "$@"; do
+            log "building ${package##*/} (${module} ${version})"
+            go build -ldflags "${ldflags}" -o "${CLUSTER_TOOLS}/${package##*/}" "${package}"
+        done
+    ) || {
+        rm -rf "${dir}"
+        die "cannot build $* from ${module} ${version}"
+    }
+    rm -rf "${dir}"
+}
+
+build_tools() {
+    mkdir -p "${CLUSTER_TOOLS}"
+    if ! command -v etcd >/dev/null 2>&1; then
+        log "installing etcd (the distribution's etcd-server)"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null ||
+            die "cannot install etcd-server"
+        # The package starts a system etcd on the default ports; this one
+        # runs its own.
+        systemctl stop etcd >/dev/null 2>&1 || true
+    fi
+    local missing=()
+    for tool in kube-apiserver kube-controller-manager kubectl; do
+        [ -x "${CLUSTER_TOOLS}/${tool}" ] || missing+=("k8s.io/kubernetes/cmd/${tool}")
+    done
+    if [ "${#missing[@]}" -gt 0 ]; then
+        # k8s.io/kubernetes points its staging modules at its own tree; a
+        # module requiring it names their published versions instead.
+        local gomod staging replaces
+        gomod="$(go mod download -json "k8s.io/kubernetes@${K8S_VERSION}" |
+            sed -n 's/^\s*"GoMod": "\(.*\)",$/\1/p')"
+        [ -f "${gomod}" ] || die "cannot download k8s.io/kubernetes ${K8S_VERSION}"
+        staging="v0.${K8S_VERSION#v1.}"
+        replaces="$(sed -n "s#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#replace \1 => \1 ${staging}#p" "${gomod}")"
+        local stamp="k8s.io/component-base/version"
+        local minor="${K8S_VERSION#v1.}"
+        go_build k8s.io/kubernetes "${K8S_VERSION}" "${replaces}" \
+            "-X ${stamp}.gitVersion=${K8S_VERSION} -X ${stamp}.gitMajor=1 -X ${stamp}.gitMinor=${minor%%.*}" \
+            "${missing[@]}"
+    fi
+    if [ ! -x "${CLUSTER_TOOLS}/crossplane" ]; then
+        # Packages state the Crossplane versions they need; an unstamped
+        # build has none and refuses them all.
+        go_build github.com/crossplane/crossplane/v2 "${CROSSPLANE_VERSION}" "" \
+            "-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=${CROSSPLANE_VERSION}" \
+            github.com/crossplane/crossplane/v2/cmd/crossplane
+    fi
+    for tool in crane registry; do
+        [ -x "${GOBIN}/${tool}" ] || die "${tool} is missing from ${GOBIN}: run scripts/test.sh once"
+    done
+}
+
+running() {
+    local name="$1" pid
+    [ -f "${PIDS}/${name}" ] || return 1
+    pid="$(cat "${PIDS}/${name}")"
+    kill -0 "${pid}" 2>/dev/null
+}
+
+# Starts a process in the background, its output in logs/NAME.log and its
+# PID in pids/NAME.
+start() {
+    local name="$1"
+    shift
+    if running "${name}"; then
+        return 0
+    fi
+    "$@" >"${LOGS}/${name}.log" 2>&1 &
+    echo $! >"${PIDS}/${name}"
+}
+
+# Waits up to SECONDS for a command to succeed.
+wait_for() {
+    local what="$1" seconds="$2"
+    shift 2
+    local deadline=$((SECONDS + seconds))
+    until "$@" >/dev/null 2>&1; do
+        [ "${SECONDS}" -lt "${deadline}" ] || die "${what} did not come up in ${seconds} s (logs in ${LOGS})"
+        sleep 0.2
+    done
+}
+
+certificates() {
+    local dir="${CLUSTER_DIR}/pki"
+    [ -f "${dir}/admin.crt" ] && return 0
+    mkdir -p "${dir}"
+    (
+        cd "${dir}"
+        openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=cluster-ca \
+            -keyout ca.key -out ca.crt 2>/dev/null
+        openssl req -newkey rsa:2048 -nodes -subj /CN=kube-apiserver \
+            -keyout apiserver.key -out apiserver.csr 2>/dev/null
+        printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.96.0.1,DNS:kubernetes.default.svc\n' >apiserver.ext
+        openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+            -extfile apiserver.ext -out apiserver.crt 2>/dev/null
+        openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=admin" \
+            -keyout admin.key -out admin.csr 2>/dev/null
+        openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+            -out admin.crt 2>/dev/null
+        openssl genrsa -out sa.key 2048 2>/dev/null
+        openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    )
+    cat >"${KUBECONFIG_FILE}" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: https://127.0.0.1:${API_PORT}
+    certificate-authority: ${dir}/ca.crt
+users:
+- name: admin
+  user:
+    client-certificate: ${dir}/admin.crt
+    client-key: ${dir}/admin.key
+contexts:
+- name: local
+  context: {cluster: local, user: admin}
+current-context: local
+EOF
+}
+
+up() {
+    build_tools
+    mkdir -p "${PIDS}" "${LOGS}" "${CLUSTER_DIR}/cache/xpkg" "${CLUSTER_DIR}/cache/xfn"
+    certificates
+    local pki="${CLUSTER_DIR}/pki"
+
+    start etcd etcd --name local --data-dir "${CLUSTER_DIR}/etcd" \
+        --listen-client-urls "http://127.0.0.1:${ETCD_PORT}" \
+        --advertise-client-urls "http://127.0.0.1:${ETCD_PORT}" \
+        --listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 10))" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 10))" \
+        --initial-cluster "local=http://127.0.0.1:$((ETCD_PORT + 10))"
+    wait_for etcd 30 curl -sf "http://127.0.0.1:${ETCD_PORT}/health"
+
+    start kube-apiserver "${CLUSTER_TOOLS}/kube-apiserver" \
+        --etcd-servers "http://127.0.0.1:${ETCD_PORT}" \
+        --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "${API_PORT}" \
+        --tls-cert-file "${pki}/apiserver.crt" --tls-private-key-file "${pki}/apiserver.key" \
+        --client-ca-file "${pki}/ca.crt" \
+        --service-account-key-file "${pki}/sa.pub" \
+        --service-account-signing-key-file "${pki}/sa.key" \
+        --service-account-issuer https://kubernetes.default.svc \
+        --service-cluster-ip-range 10.96.0.0/16 \
+        --authorization-mode RBAC \
+        --cert-dir "${CLUSTER_DIR}/apiserver-certs"
+    wait_for kube-apiserver 120 kubectl get --raw /readyz
+
+    start kube-controller-manager "${CLUSTER_TOOLS}/kube-controller-manager" \
+        --kubeconfig "${KUBECONFIG_FILE}" \
+        --controllers garbagecollector,namespace \
+        --leader-elect=false --secure-port 0
+
+    local crds
+    crds="$(go env GOMODCACHE)/github.com/crossplane/crossplane/v2@${CROSSPLANE_VERSION}/cluster/crds"
+    [ -d "${crds}" ] || go mod download "github.com/crossplane/crossplane/v2@${CROSSPLANE_VERSION}"
+    kubectl get namespace "${NAMESPACE}" >/dev/null 2>&1 || kubectl create namespace "${NAMESPACE}" >/dev/null
+    # The Helm chart's ServiceAccount: the package runtime copies its image
+    # pull secrets into each function's Deployment.
+    kubectl -n "${NAMESPACE}" get serviceaccount crossplane >/dev/null 2>&1 ||
+        kubectl -n "${NAMESPACE}" create serviceaccount crossplane >/dev/null
+    # As Crossplane's Helm chart configures its init container. The first
+    # run often fails to find the kinds of the CRDs it has just created (a
+    # pod's init container would be restarted): try again.
+    local attempt
+    for attempt in 1 2 3 4 5; do
+        if KUBECONFIG="${KUBECONFIG_FILE}" POD_NAMESPACE="${NAMESPACE}" CRDS_PATH="${crds}" \
+            TLS_CA_SECRET_NAME=crossplane-root-ca TLS_CLIENT_SECRET_NAME=crossplane-tls-client \
+            "${CLUSTER_TOOLS}/crossplane" core init --enable-webhooks=false \
+            >"${LOGS}/crossplane-init.log" 2>&1; then
+            break
+        fi
+        [ "${attempt}" -lt 5 ] || die "crossplane core init failed (${LOGS}/crossplane-init.log)"
+        sleep 1
+    done
+
+    local client="${CLUSTER_DIR}/crossplane-client-tls"
+    mkdir -p "${client}"
+    for key in ca.crt tls.crt tls.key; do
+        kubectl -n "${NAMESPACE}" get secret crossplane-tls-client \
+            -o "jsonpath={.data.${key//./\\.}}" | base64 -d >"${client}/${key}"
+    done
+    KUBECONFIG="${KUBECONFIG_FILE}" POD_NAMESPACE="${NAMESPACE}" \
+        TLS_CLIENT_SECRET_NAME=crossplane-tls-client \
+        start crossplane "${CLUSTER_TOOLS}/crossplane" core start \
+        --enable-webhooks=false \
+        --tls-client-certs-dir "${client}" \
+        --xpkg-cache-dir "${CLUSTER_DIR}/cache/xpkg" --xfn-cache-dir "${CLUSTER_DIR}/cache/xfn" \
+        --metrics-port "${CROSSPLANE_METRICS_PORT}" --health-probe-port "${CROSSPLANE_HEALTH_PORT}" \
+        --webhook-port "${CROSSPLANE_WEBHOOK_PORT}"
+    wait_for crossplane 60 curl -sf "http://127.0.0.1:${CROSSPLANE_HEALTH_PORT}/healthz"
+
+    cat >"${CLUSTER_DIR}/registry.yaml" <<EOF
+version: 0.1
+storage:
+  filesystem:
+    rootdirectory: ${CLUSTER_DIR}/registry
+http:
+  addr: 127.0.0.1:${REGISTRY_PORT}
+log:
+  level: error
+EOF
+    start registry "${GOBIN}/registry" serve "${CLUSTER_DIR}/registry.yaml"
+    wait_for registry 30 curl -sf "http://127.0.0.1:${REGISTRY_PORT}/v2/"
+    log "up: KUBECONFIG=${KUBECONFIG_FILE}"
+}
+
+install() {
+    local xpkg="$1"
+    shift
+    [ -f "${xpkg}" ] || die "no package at ${xpkg}: build one with package/build.sh"
+    running crossplane || die "the control plane is not running: scripts/cluster.sh up"
+    local version name=function-starlark
+    version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
+    local image="127.0.0.1:${REGISTRY_PORT}/${name}:v${version}"
+    "${GOBIN}/crane" push --insecure "${xpkg}" "${image}" >/dev/null
+
+    # The flags ride on the DeploymentRuntimeConfig, as a user passes them.
+    local args=""
+    for arg in "$@"; do args+="            - \"${arg}\""$'\n'; done
+    kubectl apply -f - >/dev/null <<EOF
+apiVersion: pkg.crossplane.io/v1beta1
+kind: DeploymentRuntimeConfig
+metadata:
+  name: ${name}
+spec:
+  deploymentTemplate:
+    spec:
+      selector: {}
+      template:
+        spec:
+          containers:
+          - name: package-runtime
+            args:
+${args:-            []}
+---
+apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata:
+  name: ${name}
+spec:
+  package: ${image}
+  runtimeConfigRef:
+    name: ${name}
+EOF
+    # The runtime names the Deployment after the Function's active revision.
+    local revision=""
+    local deadline=$((SECONDS + 120))
+    until [ -n "${revision}" ] && kubectl -n "${NAMESPACE}" get deployment "${revision}" >/dev/null 2>&1; do
+        [ "${SECONDS}" -lt "${deadline}" ] || die "the function's Deployment did not come up in 120 s (logs in ${LOGS})"
+        sleep 0.2
+        revision="$(kubectl get function "${name}" -o jsonpath='{.status.currentRevision}' 2>/dev/null || true)"
+    done
+    local deployment="${revision}"
+    wait_for "the function's TLS Secret" 60 kubectl -n "${NAMESPACE}" get secret "${name}-tls-server"
+
+    # No kubelet runs the Deployment's pod: run its container here, with the
+    # image it names, its arguments and its server certificates.
+    local dir="${CLUSTER_DIR}/functions/${name}"
+    rm -rf "${dir}"
+    mkdir -p "${dir}/rootfs" "${dir}/tls"
+    local deployed
+    deployed="$(kubectl -n "${NAMESPACE}" get deployment "${deployment}" \
+        -o jsonpath='{.spec.template.spec.containers[0].image}')"
+    "${GOBIN}/crane" export --insecure "${deployed}" - | tar -x -C "${dir}/rootfs"
+    kubectl -n "${NAMESPACE}" get deployment "${deployment}" \
+        -o jsonpath='{range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}' >"${dir}/args"
+    for key in ca.crt tls.crt tls.key; do
+        kubectl -n "${NAMESPACE}" get secret "${name}-tls-server" \
+            -o "jsonpath={.data.${key//./\\.}}" | base64 -d >"${dir}/tls/${key}"
+    done
+
+    # The endpoint Crossplane dials is the Service's name; point it at the
+    # function's loopback addresses.
+    hosts_remove
+    local address
+    for address in ${FUNCTION_ADDRESSES}; do
+        printf '%s %s.%s %s\n' "${address}" "${name}" "${NAMESPACE}" "${HOSTS_MARK}" >>/etc/hosts
+    done
+    restart
+    kubectl -n "${NAMESPACE}" patch deployment "${deployment}" --subresource status --type merge \
+        -p '{"status":{"replicas":1,"readyReplicas":1,"availableReplicas":1,"updatedReplicas":1,"conditions":[{"type":"Available","status":"True","reason":"MinimumReplicasAvailable","lastUpdateTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}' >/dev/null
+    wait_for "Function ${name} Healthy" 60 \
+        kubectl wait --for condition=Healthy --timeout 1s "function.pkg.crossplane.io/${name}"
+    log "installed ${image}: $(kubectl get function "${name}" --no-headers)"
+}
+
+# (Re)starts the installed function: one process per address, each the
+# image's entrypoint with the Deployment's arguments.
+restart() {
+    local name=function-starlark
+    local dir="${CLUSTER_DIR}/functions/${name}"
+    [ -x "${dir}/rootfs/function-starlark" ] || die "no function installed: scripts/cluster.sh install XPKG"
+    local args=() index=0 address
+    mapfile -t args <"${dir}/args"
+    for address in ${FUNCTION_ADDRESSES}; do
+        stop "function-${index}"
+        TLS_SERVER_CERTS_DIR="${dir}/tls" start "function-${index}" \
+            "${dir}/rootfs/function-starlark" "${args[@]}" \
+            --address "${address}:9443" --metrics-address ""
+        index=$((index + 1))
+    done
+}
+
+stop() {
+    local name="$1" pid
+    [ -f "${PIDS}/${name}" ] || return 0
+    pid="$(cat "${PIDS}/${name}")"
+    if kill -0 "${pid}" 2>/dev/null; then
+        kill -TERM "${pid}" 2>/dev/null || true
+        for _ in $(seq 150); do
+            kill -0 "${pid}" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "${pid}" 2>/dev/null || true
+    fi
+    rm -f "${PIDS}/${name}"
+}
+
+hosts_remove() {
+    if grep -qF "${HOSTS_MARK}" /etc/hosts 2>/dev/null; then
+        # /etc/hosts may be a bind mount: rewrite it in place.
+        local kept
+        kept="$(grep -vF "${HOSTS_MARK}" /etc/hosts)"
+        printf '%s\n' "${kept}" >/etc/hosts
+    fi
+}
+
+down() {
+    # The function first, the API server's clients before it, etcd last.
+    local name
+    if [ -d "${PIDS}" ]; then
+        for name in $(ls "${PIDS}" | grep '^function-' || true); do stop "${name}"; done
+    fi
+    for name in registry crossplane kube-controller-manager kube-apiserver etcd; do
+        stop "${name}"
+    done
+    hosts_remove
+}
+
+case "${1:-}" in
+up) up ;;
+install)
+    shift
+    [ $# -ge 1 ] || die "usage: scripts/cluster.sh install XPKG [FLAG...]"
+    install "$@"
+    ;;
+restart) restart ;;
+env) printf 'export KUBECONFIG=%s\nalias kubectl=%s\n' "${KUBECONFIG_FILE}" "${KUBECTL}" ;;
+down) down ;;
+*) die "usage: scripts/cluster.sh up | install XPKG [FLAG...] | restart | env | down" ;;
+esac
