@@ -5,6 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step names itself with the seconds the run has taken so far, so a slow
+# CI log shows which step grew.
+phase() { echo "== [${SECONDS} s] $*"; }
+
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 # A clean checkout gains nothing from incremental compilation, which costs
@@ -77,7 +81,7 @@ fi
 check_vectors() {
     local file="$1" dir="$2"
     shift 2
-    echo "== ${file} against ${dir}"
+    phase "${file} against ${dir}"
     if ! (cd "${dir}" && go run . "$@") | cmp -s - "${file}"; then
         echo "${file} is not what ${dir} records; regenerate it (CONTRIBUTING.md, Recorded vectors)" >&2
         exit 1
@@ -94,20 +98,29 @@ check_vectors src/go/print_table.rs tools/goprint
 check_vectors tests/compat/regex.jsonl tools/goregex 3000
 check_vectors tests/compat/encoding.jsonl tools/goencoding 3000
 
-echo "== cargo fmt --check"
+phase "cargo fmt --check"
 cargo fmt --check
-echo "== cargo clippy --all-targets -- -D warnings"
-cargo clippy --all-targets --quiet -- -D warnings
-echo "== bash -n package/*.sh scripts/*.sh"
+phase "bash -n package/*.sh scripts/*.sh"
 for script in package/*.sh scripts/*.sh; do bash -n "${script}"; done
+
+# Clippy lints while the tests compile: with clippy's driver wrapping rustc for
+# this crate's targets, one build both lints (the same lints, warnings denied,
+# as `cargo clippy --all-targets -- -D warnings`) and produces the binaries,
+# where a separate `cargo clippy` would type-check every dependency and the
+# crate a second time. Every cargo command below shares these variables, so
+# none of them rebuilds what this one built.
+RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"
+export RUSTC_WORKSPACE_WRAPPER
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+phase "cargo test --all-targets --no-run, linted by clippy (-D warnings)"
+cargo test --quiet --locked --all-targets --no-run
 
 # The Crossplane package, built as a user installs it (tests/it/xpkg.rs pushes,
 # pulls and serves it), around the debug binary the tests run: the image, its
 # libraries and the xpkg are what a release ships; the release binary is the
 # profile-guided build `./package/build.sh` makes on its own (CONTRIBUTING.md,
 # "What CI checks"). CI must build it; elsewhere a missing tool only skips it.
-echo "== cargo build; package/build.sh"
-cargo build --quiet --locked --bin function-starlark
+phase "package/build.sh"
 if ! PACKAGE_BINARY=target/debug/function-starlark ./package/build.sh; then
     if [ "${CI:-}" = "true" ]; then
         echo "the package did not build" >&2
@@ -117,9 +130,9 @@ if ! PACKAGE_BINARY=target/debug/function-starlark ./package/build.sh; then
 fi
 # The examples' composition tests and the standard library's Starlark tests,
 # run by the binary as a user runs them (also asserted in tests/it/test_cli.rs).
-echo "== function-starlark test examples/ stdlib/"
+phase "function-starlark test examples/ stdlib/"
 cargo run --quiet -- test examples/ stdlib/
-echo "== cargo test"
+phase "cargo test"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 cargo test 2>&1 | tee "$log"
@@ -127,3 +140,4 @@ cargo test 2>&1 | tee "$log"
 # total over every test binary so the summary is the whole run's.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "%d passed, %d failed\n", p, f }' "$log"
+phase "done"
