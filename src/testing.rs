@@ -225,15 +225,3 @@ impl Tree {
         }
     }
 }
-
-/// Runs `f` on a thread with a stack deep enough for the nesting the
-/// engine accepts (debug builds use far more stack per frame than
-/// release ones).
-pub fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::Builder::new()
-        .stack_size(1 << 30)
-        .spawn(f)
-        .expect("a test thread")
-        .join()
-        .unwrap_or_else(|e| std::panic::resume_unwind(e))
-}

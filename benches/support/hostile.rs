@@ -4,9 +4,7 @@
 //! soon the worker is free, how much memory the server took meanwhile).
 
 use bytes::Bytes;
-use function_sdk_rust::proto::v1::{Resource, RunFunctionRequest, State};
-use pbjson_types::value::Kind;
-use pbjson_types::{Struct, Value as PbValue};
+use function_sdk_rust::proto::v1::RunFunctionRequest;
 use prost::Message;
 use serde_json::Value;
 
@@ -65,43 +63,18 @@ fn script(name: &'static str, source: &str, expect: Expect) -> Case {
 
 /// A request whose observed composite nests `depth` maps.
 fn deep_observed(depth: usize) -> Bytes {
-    let mut body = Struct::default();
-    body.fields.insert(
-        "leaf".into(),
-        PbValue {
-            kind: Some(Kind::StringValue("x".into())),
-        },
-    );
-    for _ in 0..depth {
-        let mut outer = Struct::default();
-        outer.fields.insert(
-            "a".into(),
-            PbValue {
-                kind: Some(Kind::StructValue(body)),
-            },
-        );
-        body = outer;
-    }
     let input = super::to_struct(&serde_json::json!({
         "apiVersion": "starlark.fn.crossplane.io/v1alpha1",
         "kind": "StarlarkInput",
         "spec": {"source": "def depth():\n    n = 0\n    v = oxr\n    for i in range(100000):\n        if not v.get(\"a\"):\n            break\n        v = v[\"a\"]\n        n += 1\n    return n\ndxr[\"status\"] = {\"depth\": depth()}\n"},
     }));
-    let request = RunFunctionRequest {
+    let mut bytes = RunFunctionRequest {
         input: Some(input),
-        observed: Some(State {
-            composite: Some(Resource {
-                resource: Some(body),
-                ..Resource::default()
-            }),
-            ..State::default()
-        }),
         ..RunFunctionRequest::default()
-    };
-    let bytes = Bytes::from(request.encode_to_vec());
-    // Dropping a deep message recurses; the caller's stack may not hold it.
-    std::mem::forget(request);
-    bytes
+    }
+    .encode_to_vec();
+    bytes.extend(super::deep_observed(depth + 1, 0));
+    Bytes::from(bytes)
 }
 
 const MEMORY: Expect = Expect::Budget;

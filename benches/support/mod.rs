@@ -119,6 +119,41 @@ pub fn request(source: &str, modules: &Value, observed: Vec<(String, Value)>) ->
     Bytes::from(request.encode_to_vec())
 }
 
+/// The encoding of a RunFunctionRequest whose only field is an observed
+/// composite nesting `maps` maps (`{"a": {"a": ...}}`) around `lists`
+/// nested lists around a string. Appended to another request's encoding
+/// that has no observed state, it becomes that request's observed state
+/// (protobuf merges concatenated messages).
+///
+/// Written level by level, inside out: prost would compute each level's
+/// length by walking everything below it, quadratic in the depth, which a
+/// debug build takes tens of seconds over at the depths the limit sits at.
+pub fn deep_observed(maps: usize, lists: usize) -> Vec<u8> {
+    fn field(tag: u32, payload: &[u8]) -> Vec<u8> {
+        use prost::encoding::{WireType, encode_key, encode_varint};
+        let mut out = Vec::with_capacity(payload.len() + 8);
+        encode_key(tag, WireType::LengthDelimited, &mut out);
+        encode_varint(payload.len() as u64, &mut out);
+        out.extend_from_slice(payload);
+        out
+    }
+    // google.protobuf: Value.string_value = 3, .struct_value = 5,
+    // .list_value = 6; ListValue.values = 1; Struct.fields = 1 (entries of
+    // key = 1, value = 2).
+    let mut value = field(3, b"leaf");
+    for _ in 0..lists {
+        value = field(6, &field(1, &value));
+    }
+    let entry = |key: &[u8], value: &[u8]| [field(1, key), field(2, value)].concat();
+    let mut body = field(1, &entry(b"v", &value));
+    for _ in 1..maps {
+        body = field(1, &entry(b"a", &field(5, &body)));
+    }
+    // RunFunctionRequest.observed = 2, State.composite = 1,
+    // Resource.resource = 1.
+    field(2, &field(1, &field(1, &body)))
+}
+
 /// A function process, killed when dropped.
 pub struct Server {
     pub child: Child,

@@ -148,74 +148,9 @@ pub fn check_request(bytes: &[u8]) -> Result<(), TooDeep> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::on_big_stack;
-    use function_sdk_rust::proto::v1::{Resource, RunFunctionRequest, State};
-    use pbjson_types::value::Kind;
-    use pbjson_types::{ListValue, Struct, Value};
-    use prost::Message;
 
-    /// A request whose observed composite nests `maps` maps, then `lists`
-    /// lists.
-    fn nested(maps: usize, lists: usize) -> Vec<u8> {
-        let mut value = Value {
-            kind: Some(Kind::StringValue("leaf".into())),
-        };
-        for _ in 0..lists {
-            value = Value {
-                kind: Some(Kind::ListValue(ListValue {
-                    values: vec![value],
-                })),
-            };
-        }
-        let mut body = Struct::default();
-        body.fields.insert("v".into(), value);
-        for _ in 1..maps {
-            let mut outer = Struct::default();
-            outer.fields.insert(
-                "a".into(),
-                Value {
-                    kind: Some(Kind::StructValue(body)),
-                },
-            );
-            body = outer;
-        }
-        let request = RunFunctionRequest {
-            observed: Some(State {
-                composite: Some(Resource {
-                    resource: Some(body),
-                    ..Resource::default()
-                }),
-                ..State::default()
-            }),
-            ..RunFunctionRequest::default()
-        };
-        let bytes = request.encode_to_vec();
-        // Dropping a deep message recurses: leak it rather than overflow
-        // the test thread's stack.
-        std::mem::forget(request);
-        bytes
-    }
-
-    #[test]
-    fn requests_as_deep_as_go_accepts_pass() {
-        // Request > State > Resource, then three levels per map.
-        assert_eq!(check_request(&on_big_stack(|| nested(3_000, 0))), Ok(()));
-        assert_eq!(check_request(&on_big_stack(|| nested(1, 4_990))), Ok(()));
-        assert_eq!(check_request(&[]), Ok(()));
-    }
-
-    #[test]
-    fn deeper_requests_are_refused_naming_the_limit() {
-        assert_eq!(
-            check_request(&on_big_stack(|| nested(3_400, 0))),
-            Err(TooDeep)
-        );
-        assert_eq!(
-            check_request(&on_big_stack(|| nested(1, 5_100))),
-            Err(TooDeep)
-        );
-        assert!(TooDeep.to_string().contains("10000 protobuf messages"));
-    }
+    // The limit's boundary on encoded requests is in tests/it/hostile.rs,
+    // whose support builds deep encodings in linear time.
 
     #[test]
     fn malformed_bytes_are_left_to_the_decoder() {

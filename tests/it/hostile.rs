@@ -8,21 +8,11 @@ use crate::support;
 use std::time::Duration;
 
 use function_sdk_rust::proto::v1::{RunFunctionResponse, Severity};
+use function_starlark::wire::depth::{TooDeep, check_request};
 use prost::Message;
 use serde_json::Value;
-use support::hostile::{Case, Expect, cases};
-use support::{call, connect, request, runtime, start};
-
-/// Builds the cases on a thread whose stack holds the deepest request's
-/// encoding (debug builds use far more stack per level).
-fn all_cases() -> Vec<Case> {
-    std::thread::Builder::new()
-        .stack_size(1 << 30)
-        .spawn(cases)
-        .expect("a thread")
-        .join()
-        .expect("the cases build")
-}
+use support::hostile::{Expect, cases};
+use support::{call, connect, deep_observed, request, runtime, start};
 
 #[test]
 fn every_hostile_input_gets_its_answer_and_the_server_keeps_serving() {
@@ -38,7 +28,7 @@ fn every_hostile_input_gets_its_answer_and_the_server_keeps_serving() {
     // All at once: the server queues what its lanes cannot take yet, and
     // the slowest case (one that runs to its deadline) sets the pace.
     let answers = rt.block_on(async {
-        let calls: Vec<_> = all_cases()
+        let calls: Vec<_> = cases()
             .into_iter()
             .map(|case| {
                 let channel = channel.clone();
@@ -267,4 +257,19 @@ mod generated {
             prop_assert!(alive, "the server died");
         });
     }
+}
+
+#[test]
+fn requests_as_deep_as_go_accepts_pass_the_depth_check() {
+    // Request > State > Resource, then three levels per map, two per list.
+    assert_eq!(check_request(&deep_observed(3_000, 0)), Ok(()));
+    assert_eq!(check_request(&deep_observed(1, 4_990)), Ok(()));
+    assert_eq!(check_request(&[]), Ok(()));
+}
+
+#[test]
+fn deeper_requests_are_refused_naming_the_limit() {
+    assert_eq!(check_request(&deep_observed(3_400, 0)), Err(TooDeep));
+    assert_eq!(check_request(&deep_observed(1, 5_100)), Err(TooDeep));
+    assert!(TooDeep.to_string().contains("10000 protobuf messages"));
 }
