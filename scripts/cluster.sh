@@ -139,7 +139,8 @@ start() {
     if running "${name}"; then
         return 0
     fi
-    "$@" >"${LOGS}/${name}.log" 2>&1 &
+    # Appended: a restarted process adds to what its predecessor logged.
+    "$@" >>"${LOGS}/${name}.log" 2>&1 &
     echo $! >"${PIDS}/${name}"
 }
 

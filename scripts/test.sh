@@ -142,4 +142,13 @@ cargo test 2>&1 | tee "$log"
 # total over every test binary so the summary is the whole run's.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "%d passed, %d failed\n", p, f }' "$log"
+
+# The live control plane (tests/e2e, docs/live-control-plane.md): the
+# package installed by Crossplane's package manager, every example and the
+# scenarios reconciled through it. It needs root, takes over /etc/hosts and
+# about eight minutes, so it runs when asked for (E2E=1).
+if [ "${E2E:-}" = "1" ]; then
+    phase "live control plane (tests/e2e)"
+    E2E=1 cargo test --quiet --locked --test e2e
+fi
 phase "done"

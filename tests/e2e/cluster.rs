@@ -1,0 +1,322 @@
+//! The live control plane `scripts/cluster.sh` runs, and the calls the
+//! cases make to it: kubectl with the cluster's kubeconfig, waits, and the
+//! PIDs of every process the script started.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Two function processes, as a Deployment with two replicas: Crossplane
+/// dials the headless Service's name, which resolves to both.
+const FUNCTION_ADDRESSES: &str = "127.0.0.2 127.0.0.3";
+
+pub struct Cluster {
+    root: PathBuf,
+    kubectl: PathBuf,
+    kubeconfig: PathBuf,
+    dir: PathBuf,
+}
+
+/// The outcome of a step: a message naming what went wrong.
+pub type Step<T = ()> = Result<T, String>;
+
+impl Cluster {
+    /// The control plane up and the package at `xpkg` installed as the
+    /// Function, its binary run with `flags` as the DeploymentRuntimeConfig
+    /// passes them.
+    pub fn up(root: &Path, xpkg: &Path, flags: &[&str]) -> Step<Cluster> {
+        let dir = root.join("target/cluster");
+        let gopath = output(Command::new("go").args(["env", "GOPATH"]))?;
+        let tools = PathBuf::from(gopath.trim()).join("bin/function-starlark-cluster");
+        let cluster = Cluster {
+            root: root.to_path_buf(),
+            kubectl: tools.join("kubectl"),
+            kubeconfig: dir.join("admin.kubeconfig"),
+            dir,
+        };
+        // A fresh control plane: what an earlier run left in etcd would
+        // answer for this one.
+        cluster.script(&["down"])?;
+        if cluster.dir.exists() {
+            std::fs::remove_dir_all(&cluster.dir)
+                .map_err(|e| format!("removing {}: {e}", cluster.dir.display()))?;
+        }
+        cluster.script(&["up"])?;
+        let mut install = vec![
+            "install",
+            xpkg.to_str().ok_or("the package path is not UTF-8")?,
+        ];
+        install.extend_from_slice(flags);
+        cluster.script(&install)?;
+        Ok(cluster)
+    }
+
+    pub fn script(&self, args: &[&str]) -> Step {
+        let status = Command::new("bash")
+            .arg(self.root.join("scripts/cluster.sh"))
+            .args(args)
+            .env("FUNCTION_ADDRESSES", FUNCTION_ADDRESSES)
+            .current_dir(&self.root)
+            .status()
+            .map_err(|e| format!("scripts/cluster.sh: {e}"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "scripts/cluster.sh {} failed ({status})",
+                args.join(" ")
+            ))
+        }
+    }
+
+    pub fn kubectl(&self, args: &[&str]) -> Step<String> {
+        output(&mut self.command(args))
+    }
+
+    /// Applies YAML documents given as text.
+    pub fn apply(&self, yaml: &str) -> Step {
+        let mut child = self
+            .command(&["apply", "-f", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("kubectl: {e}"))?;
+        child
+            .stdin
+            .take()
+            .expect("stdin is piped")
+            .write_all(yaml.as_bytes())
+            .map_err(|e| format!("kubectl apply: {e}"))?;
+        let out = child
+            .wait_with_output()
+            .map_err(|e| format!("kubectl apply: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "kubectl apply: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+
+    pub fn json(&self, args: &[&str]) -> Step<Value> {
+        let mut all = args.to_vec();
+        all.extend(["-o", "json"]);
+        let text = self.kubectl(&all)?;
+        serde_json::from_str(&text).map_err(|e| format!("kubectl {}: {e}", args.join(" ")))
+    }
+
+    /// The processes the script started, by name, from its PID files.
+    pub fn pids(&self) -> Vec<(String, u32)> {
+        let Ok(entries) = std::fs::read_dir(self.dir.join("pids")) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let pid = std::fs::read_to_string(entry.path())
+                    .ok()?
+                    .trim()
+                    .parse()
+                    .ok()?;
+                Some((entry.file_name().to_string_lossy().into_owned(), pid))
+            })
+            .collect()
+    }
+
+    /// What each function process has logged, by process name.
+    pub fn function_logs_by_process(&self) -> Vec<(String, String)> {
+        let Ok(entries) = std::fs::read_dir(self.dir.join("logs")) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let process = name.strip_prefix("function-")?.strip_suffix(".log")?;
+                let log = std::fs::read_to_string(entry.path()).ok()?;
+                Some((format!("function-{process}"), log))
+            })
+            .collect()
+    }
+
+    /// The function processes running now, by name, with their PIDs.
+    pub fn function_pids(&self) -> Vec<(String, u32)> {
+        let mut pids: Vec<(String, u32)> = self
+            .pids()
+            .into_iter()
+            .filter(|(name, pid)| name.starts_with("function-") && is_alive(*pid))
+            .collect();
+        pids.sort();
+        pids
+    }
+
+    /// Kills a function process outright, as a node failure would.
+    pub fn kill_function(&self, process: &str) -> Step {
+        let (_, pid) = self
+            .function_pids()
+            .into_iter()
+            .find(|(name, _)| name == process)
+            .ok_or_else(|| format!("no running {process}"))?;
+        output(Command::new("kill").args(["-KILL", &pid.to_string()]))?;
+        wait_for(&format!("{process} gone"), Duration::from_secs(10), || {
+            Ok((!is_alive(pid)).then_some(()))
+        })
+    }
+
+    /// CPU time the function's processes and their workers have used.
+    pub fn function_cpu(&self) -> Duration {
+        let ticks: u64 = self
+            .function_processes()
+            .iter()
+            .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+            .map(|stat| {
+                // utime, stime, and cutime, cstime (workers that exited
+                // and were reaped): fields 14 to 17, after the command's ')'.
+                let rest = stat.rsplit(')').next().unwrap_or_default();
+                let fields: Vec<&str> = rest.split_whitespace().collect();
+                (11..15)
+                    .filter_map(|i| fields.get(i)?.parse::<u64>().ok())
+                    .sum::<u64>()
+            })
+            .sum();
+        // USER_HZ is 100 on Linux.
+        Duration::from_millis(ticks * 10)
+    }
+
+    /// Resident memory of the function's processes and their workers.
+    pub fn function_rss_mib(&self) -> f64 {
+        self.function_processes()
+            .iter()
+            .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
+            .filter_map(|status| {
+                let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+                line.split_whitespace().nth(1)?.parse::<f64>().ok()
+            })
+            .sum::<f64>()
+            / 1024.0
+    }
+
+    /// The function's servers and every worker process they started.
+    fn function_processes(&self) -> Vec<u32> {
+        let binary = self
+            .dir
+            .join("functions/function-starlark/rootfs/function-starlark");
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == binary)
+            })
+            .collect()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.kubectl);
+        command.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
+        command
+    }
+}
+
+fn output(command: &mut Command) -> Step<String> {
+    let out = command.output().map_err(|e| format!("{command:?}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "{:?} failed: {}",
+            command.get_args().collect::<Vec<_>>(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Polls `check` until it gives a value or `limit` passes; the error names
+/// what was awaited and the last thing `check` saw.
+pub fn wait_for<T>(
+    what: &str,
+    limit: Duration,
+    mut check: impl FnMut() -> Step<Option<T>>,
+) -> Step<T> {
+    let start = Instant::now();
+    let mut last = String::from("nothing yet");
+    loop {
+        match check() {
+            Ok(Some(value)) => return Ok(value),
+            Ok(None) => {}
+            Err(e) => last = e,
+        }
+        if start.elapsed() > limit {
+            return Err(format!("{what}: not within {limit:?} (last: {last})"));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// The status of the condition `kind` in an object's status, if it has one.
+pub fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == kind)
+}
+
+pub fn is_alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        })
+}
+
+/// The first address the function listens on.
+pub fn function_address() -> &'static str {
+    FUNCTION_ADDRESSES.split(' ').next().unwrap_or_default()
+}
+
+/// RunFunction calls for the XR `name` in one process's log: the handler
+/// logs one line per call naming the XR, as JSON (`"xr_name":"photos"`) or,
+/// under `--debug`, as coloured text (`xr_name="photos"`).
+pub fn calls_in(log: &str, name: &str) -> usize {
+    log.lines()
+        .filter(|line| {
+            let plain = strip_ansi(line).replace(['"', '\\'], "");
+            ["xr_name=", "xr_name:"].iter().any(|key| {
+                plain
+                    .match_indices(&format!("{key}{name}"))
+                    .any(|(at, found)| {
+                        plain[at + found.len()..]
+                            .chars()
+                            .next()
+                            .is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '.'))
+                    })
+            })
+        })
+        .count()
+}
+
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -1,0 +1,456 @@
+//! Every example under examples/ whose kinds can exist here, reconciled by
+//! the live control plane until its XR is synced with everything it
+//! composes, then deleted.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_yaml::Value as Yaml;
+
+use crate::cluster::{Cluster, Step, calls_in, condition, wait_for};
+use crate::provider::Provider;
+
+/// What it took one example to converge.
+pub struct Converged {
+    pub calls: usize,
+    pub wall: Duration,
+}
+
+/// Examples whose scripts mark every composed resource ready, so their XR
+/// must reach `Ready=True`. Crossplane v2 counts a composed resource ready
+/// only when the pipeline says so; the other examples leave `ready=None`
+/// for a later step (function-auto-ready, in most clusters).
+const READY: &[&str] = &["kubernetes-app"];
+
+/// Applies the example's definitions, composition and XR, lets the
+/// stand-in provider mark its managed resources ready, and waits for the XR
+/// to settle: `Synced=True`, no `ComposedResourcesReady=False` left (its
+/// sequencing converged), every composed resource on the API server and
+/// the same set a few seconds later, and `Ready=True` for the examples in
+/// [`READY`]. Then deletes the XR and waits for its resources to go.
+pub fn converge(cluster: &'static Cluster, dir: &Path) -> Step<Converged> {
+    let result = settle_and_delete(cluster, dir);
+    // Examples share XR kinds: a composition left behind would be picked
+    // for the next example's XR of the same kind.
+    for file in ["xr.yaml", "composition.yaml"] {
+        let path = dir.join(file);
+        let path = path.to_string_lossy();
+        let _ = cluster.kubectl(&["delete", "-f", &path, "--ignore-not-found", "--wait=false"]);
+    }
+    result
+}
+
+fn settle_and_delete(cluster: &'static Cluster, dir: &Path) -> Step<Converged> {
+    let example = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let mut kinds = install_definitions(cluster, dir)?;
+    // Deployments report Available once their pods run; nothing runs pods
+    // here, so the provider stands in for that too.
+    kinds.push("deployments.apps".into());
+    let composition = read(&dir.join("composition.yaml"))?;
+    cluster.apply(&composition)?;
+    let required = dir.join("required-resources.yaml");
+    if required.exists() {
+        apply_with_status(cluster, &read(&required)?)?;
+    }
+    let xr_text = read(&dir.join("xr.yaml"))?;
+    let xr: Yaml = serde_yaml::from_str(&xr_text).map_err(|e| format!("{example}/xr.yaml: {e}"))?;
+    let kind = resource_name(&xr)?;
+    let name = xr["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let namespace = xr["metadata"]["namespace"].as_str().map(str::to_string);
+    let mut xr_args = vec!["get".to_string(), kind.clone(), name.clone()];
+    if let Some(namespace) = &namespace {
+        cluster.apply(&format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {namespace}\n"
+        ))?;
+        xr_args.extend(["-n".to_string(), namespace.clone()]);
+    }
+    let xr_args: Vec<&str> = xr_args.iter().map(String::as_str).collect();
+    let must_be_ready = READY.contains(&example.as_str());
+
+    let calls_before = calls_for(cluster, &name);
+    let provider = Provider::start(cluster, kinds, reported(dir)?, Duration::from_secs(1));
+    let start = Instant::now();
+    cluster.apply(&xr_text)?;
+    // The API server serves a changed CRD's schema a moment after the CRD
+    // says so; an XR stored before then lost the fields the old one
+    // lacked. Apply again until it keeps them all.
+    let wanted: Vec<String> = xr["spec"]
+        .as_mapping()
+        .map(|m| {
+            m.keys()
+                .filter_map(|k| k.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    wait_for(
+        &format!("{example}: {kind}/{name} stored with its whole spec"),
+        Duration::from_secs(30),
+        || {
+            let object = cluster.json(&xr_args)?;
+            if wanted.iter().all(|k| !object["spec"][k.as_str()].is_null()) {
+                return Ok(Some(()));
+            }
+            cluster.apply(&xr_text)?;
+            Ok(None)
+        },
+    )?;
+    let mut settled: Option<(String, Instant)> = None;
+    let object = wait_for(
+        &format!("{example}: {kind}/{name} settled"),
+        Duration::from_mins(2),
+        || {
+            let object = cluster.json(&xr_args)?;
+            let synced = condition(&object, "Synced").is_some_and(|c| c["status"] == "True");
+            let waiting = condition(&object, "ComposedResourcesReady")
+                .is_some_and(|c| c["status"] == "False");
+            let ready = condition(&object, "Ready").is_some_and(|c| c["status"] == "True");
+            let refs = resource_refs(&object).to_string();
+            let composed = resource_refs(&object)
+                .as_array()
+                .is_some_and(|refs| !refs.is_empty());
+            if !(synced && composed && !waiting && (ready || !must_be_ready)) {
+                settled = None;
+                return Err(format!("conditions {}", object["status"]["conditions"]));
+            }
+            // The same composed resources three seconds on: a pass that
+            // adds more would have shown by then.
+            match &settled {
+                Some((before, since)) if *before == refs => {
+                    if since.elapsed() >= Duration::from_secs(3) {
+                        return Ok(Some(object));
+                    }
+                }
+                _ => settled = Some((refs, Instant::now())),
+            }
+            Ok(None)
+        },
+    )?;
+    let wall = settled.map_or_else(|| start.elapsed(), |(_, since)| since - start);
+    let refs = resource_refs(&object)
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for reference in &refs {
+        let api_version = reference["apiVersion"].as_str().unwrap_or_default();
+        let group = api_version.split_once('/').map_or("", |(group, _)| group);
+        let kind = reference["kind"]
+            .as_str()
+            .unwrap_or_default()
+            .to_lowercase();
+        let name = reference["name"].as_str().unwrap_or_default();
+        let resource = if group.is_empty() {
+            kind
+        } else {
+            format!("{kind}.{group}")
+        };
+        let mut args = vec!["get", resource.as_str(), name];
+        let namespace = reference["namespace"]
+            .as_str()
+            .or(namespace.as_deref())
+            .unwrap_or_default();
+        if !namespace.is_empty() {
+            args.extend(["-n", namespace]);
+        }
+        cluster
+            .kubectl(&args)
+            .map_err(|e| format!("{example}: composed {resource}/{name} is missing: {e}"))?;
+    }
+    let calls = calls_for(cluster, &name) - calls_before;
+    drop(provider);
+
+    let mut delete = vec!["delete", &kind, &name, "--wait=true", "--timeout=60s"];
+    if let Some(namespace) = &namespace {
+        delete.extend(["-n", namespace]);
+    }
+    cluster.kubectl(&delete)?;
+    for reference in &refs {
+        let name = reference["name"].as_str().unwrap_or_default();
+        let kind = reference["kind"].as_str().unwrap_or_default();
+        wait_for(
+            &format!("{example}: {kind}/{name} deleted with its XR"),
+            Duration::from_secs(90),
+            || {
+                let api_version = reference["apiVersion"].as_str().unwrap_or_default();
+                let group = api_version.split_once('/').map_or("", |(group, _)| group);
+                let resource = if group.is_empty() {
+                    kind.to_lowercase()
+                } else {
+                    format!("{}.{group}", kind.to_lowercase())
+                };
+                let mut args = vec![
+                    "get",
+                    resource.as_str(),
+                    name,
+                    "--ignore-not-found",
+                    "-o",
+                    "name",
+                ];
+                let namespace = reference["namespace"]
+                    .as_str()
+                    .or(namespace.as_deref())
+                    .unwrap_or_default();
+                if !namespace.is_empty() {
+                    args.extend(["-n", namespace]);
+                }
+                let left = cluster.kubectl(&args)?;
+                Ok(left.trim().is_empty().then_some(()))
+            },
+        )?;
+    }
+    Ok(Converged { calls, wall })
+}
+
+/// Installs the CRDs of every example's managed kinds up front. The
+/// garbage collector that deletes what an XR composed learns of new kinds
+/// every 30 s; kinds it already knows are deleted with their XR at once.
+/// An example installs its own again before it runs (two examples may
+/// type the same kind differently).
+pub fn preinstall(cluster: &Cluster, dirs: &[PathBuf]) -> Step {
+    let mut names = Vec::new();
+    for dir in dirs {
+        for path in yaml_files(&dir.join("crds"))? {
+            for document in serde_yaml::Deserializer::from_str(&read(&path)?) {
+                let mut object =
+                    Yaml::deserialize(document).map_err(|e| format!("{}: {e}", path.display()))?;
+                let name = object["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                let group = name.split_once('.').map_or("", |(_, group)| group);
+                if object["kind"] != "CustomResourceDefinition" || CROSSPLANES.contains(&group) {
+                    continue;
+                }
+                with_status(&mut object);
+                cluster.apply(&serde_yaml::to_string(&object).map_err(|e| e.to_string())?)?;
+                names.push(name);
+            }
+        }
+    }
+    for name in names {
+        wait_established(cluster, &name)?;
+    }
+    Ok(())
+}
+
+/// Installs the example's CRDs and XRDs. A CRD stands for a provider's, so
+/// it gains what a provider's CRD has and the example's small one leaves
+/// out: a status subresource whose fields are kept. CRDs Crossplane
+/// installs itself (Usages) are left as Crossplane made them. Returns the
+/// managed kinds, `plural.group`, for the stand-in provider.
+fn install_definitions(cluster: &Cluster, dir: &Path) -> Step<Vec<String>> {
+    let mut kinds = Vec::new();
+    let mut composite = Vec::new();
+    for path in yaml_files(&dir.join("crds"))? {
+        for document in serde_yaml::Deserializer::from_str(&read(&path)?) {
+            let mut object =
+                Yaml::deserialize(document).map_err(|e| format!("{}: {e}", path.display()))?;
+            let name = object["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            match object["kind"].as_str() {
+                Some("CustomResourceDefinition") => {
+                    let group = name.split_once('.').map_or("", |(_, group)| group);
+                    if CROSSPLANES.contains(&group) {
+                        continue;
+                    }
+                    with_status(&mut object);
+                    kinds.push(name.clone());
+                }
+                Some("CompositeResourceDefinition") => {
+                    let fields: Vec<String> = object["spec"]["versions"][0]["schema"]
+                        ["openAPIV3Schema"]["properties"]["spec"]["properties"]
+                        .as_mapping()
+                        .map(|m| m.keys().filter_map(|k| k.as_str().map(str::to_string)).collect())
+                        .unwrap_or_default();
+                    composite.push((name.clone(), fields));
+                }
+                _ => {}
+            }
+            cluster.apply(&serde_yaml::to_string(&object).map_err(|e| e.to_string())?)?;
+            if object["kind"] == "CustomResourceDefinition" {
+                wait_established(cluster, &name)?;
+            }
+        }
+    }
+    for (xrd, fields) in composite {
+        // Crossplane defines the XR's own CRD, named as the XRD is. An
+        // XRD another example defined differently is updated in place, and
+        // its CRD follows a moment later: an XR created before then would
+        // lose the fields the old schema lacks.
+        wait_established(cluster, &xrd)?;
+        wait_for(
+            &format!("CRD {xrd} with the XRD's spec fields"),
+            Duration::from_mins(1),
+            || {
+                let crd = cluster.json(&["get", "customresourcedefinition", &xrd])?;
+                let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+                    ["properties"];
+                Ok(fields
+                    .iter()
+                    .all(|field| !spec[field.as_str()].is_null())
+                    .then_some(()))
+            },
+        )?;
+    }
+    Ok(kinds)
+}
+
+fn wait_established(cluster: &Cluster, crd: &str) -> Step {
+    wait_for(
+        &format!("CRD {crd} established"),
+        Duration::from_mins(1),
+        || {
+            let object = cluster.json(&["get", "customresourcedefinition", crd])?;
+            Ok(condition(&object, "Established")
+                .is_some_and(|c| c["status"] == "True")
+                .then_some(()))
+        },
+    )
+}
+
+fn with_status(crd: &mut Yaml) {
+    let Some(versions) = crd["spec"]["versions"].as_sequence_mut() else {
+        return;
+    };
+    for version in versions {
+        let status: Yaml =
+            serde_yaml::from_str("{type: object, x-kubernetes-preserve-unknown-fields: true}")
+                .unwrap();
+        if let Some(properties) =
+            version["schema"]["openAPIV3Schema"]["properties"].as_mapping_mut()
+        {
+            properties.entry("status".into()).or_insert(status);
+        }
+        if let Some(version) = version.as_mapping_mut() {
+            version
+                .entry("subresources".into())
+                .or_insert_with(|| serde_yaml::from_str("{status: {}}").unwrap());
+        }
+    }
+}
+
+/// API groups whose CRDs Crossplane installs itself.
+const CROSSPLANES: &[&str] = &[
+    "protection.crossplane.io",
+    "apiextensions.crossplane.io",
+    "pkg.crossplane.io",
+    "ops.crossplane.io",
+];
+
+/// Applies objects, then writes their `status` through the status
+/// subresource, which an apply leaves alone: extra resources carry what
+/// their controllers would have reported.
+fn apply_with_status(cluster: &Cluster, text: &str) -> Step {
+    cluster.apply(text)?;
+    for document in serde_yaml::Deserializer::from_str(text) {
+        let object = serde_json::Value::deserialize(document).map_err(|e| e.to_string())?;
+        if !object["status"].is_object() {
+            continue;
+        }
+        let group = object["apiVersion"]
+            .as_str()
+            .and_then(|v| v.split_once('/'))
+            .map_or("", |(group, _)| group);
+        let kind = object["kind"].as_str().unwrap_or_default().to_lowercase();
+        let resource = if group.is_empty() {
+            kind
+        } else {
+            format!("{kind}.{group}")
+        };
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let patch = serde_json::json!({"status": object["status"]}).to_string();
+        let mut args = vec![
+            "patch",
+            &resource,
+            name,
+            "--subresource",
+            "status",
+            "--type",
+            "merge",
+            "-p",
+            &patch,
+        ];
+        if let Some(namespace) = object["metadata"]["namespace"].as_str() {
+            args.extend(["-n", namespace]);
+        }
+        cluster.kubectl(&args)?;
+    }
+    Ok(())
+}
+
+/// What the example's `observed.yaml` says the cloud reports for each
+/// composed resource, by composition resource name, conditions aside (the
+/// stand-in provider sets those).
+fn reported(dir: &Path) -> Step<HashMap<String, serde_json::Value>> {
+    let path = dir.join("observed.yaml");
+    let mut reported = HashMap::new();
+    if !path.exists() {
+        return Ok(reported);
+    }
+    for document in serde_yaml::Deserializer::from_str(&read(&path)?) {
+        let object = serde_json::Value::deserialize(document)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let key = object["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let mut status = object["status"].clone();
+        if let Some(status) = status.as_object_mut() {
+            status.remove("conditions");
+        }
+        if !key.is_empty() && status.is_object() {
+            reported.insert(key, status);
+        }
+    }
+    Ok(reported)
+}
+
+/// What an XR composed: under `spec.crossplane` for a v2 XR, under `spec`
+/// for a legacy cluster-scoped one.
+fn resource_refs(xr: &serde_json::Value) -> &serde_json::Value {
+    let v2 = &xr["spec"]["crossplane"]["resourceRefs"];
+    if v2.is_null() {
+        &xr["spec"]["resourceRefs"]
+    } else {
+        v2
+    }
+}
+
+/// `plural.group` of an object's kind, as kubectl names it.
+fn resource_name(object: &Yaml) -> Step<String> {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let group = api_version.split_once('/').map_or("", |(group, _)| group);
+    let kind = object["kind"].as_str().ok_or("the XR has no kind")?;
+    Ok(format!("{}.{group}", kind.to_lowercase()))
+}
+
+/// RunFunction calls for the XR `name` the function's processes have
+/// logged so far.
+pub fn calls_for(cluster: &Cluster, name: &str) -> usize {
+    cluster
+        .function_logs_by_process()
+        .iter()
+        .map(|(_, log)| calls_in(log, name))
+        .sum()
+}
+
+fn yaml_files(dir: &Path) -> Step<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn read(path: &Path) -> Step<String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}

@@ -1,0 +1,123 @@
+//! A stand-in provider: what a cloud provider does to the managed resources
+//! a composition creates, without the cloud. Every resource of the kinds it
+//! watches gets `Synced=True` and `Ready=True` in its status a while after
+//! it first appears, so readiness, `depends_on` sequencing and gating play
+//! out over several reconciles as they would against AWS. What the cloud
+//! would report besides (an ARN, a project number) comes from the
+//! example's `observed.yaml`, by composition resource name.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::cluster::{Cluster, condition};
+
+pub struct Provider {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Provider {
+    /// Watches `kinds` (`plural.group`), marking each resource ready
+    /// `delay` after it is first seen. One `kubectl get` a second lists
+    /// them all: the control plane shares two cores with the suite.
+    pub fn start(
+        cluster: &'static Cluster,
+        kinds: Vec<String>,
+        reported: HashMap<String, Value>,
+        delay: Duration,
+    ) -> Provider {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut seen: HashMap<String, Instant> = HashMap::new();
+            let kinds = kinds.join(",");
+            while !flag.load(Ordering::Relaxed) {
+                mark_ready(cluster, &kinds, &reported, delay, &mut seen);
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        });
+        Provider {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn mark_ready(
+    cluster: &Cluster,
+    kinds: &str,
+    reported: &HashMap<String, Value>,
+    delay: Duration,
+    seen: &mut HashMap<String, Instant>,
+) {
+    let Ok(list) = cluster.json(&["get", kinds, "--all-namespaces"]) else {
+        return;
+    };
+    for item in list["items"].as_array().into_iter().flatten() {
+        let uid = item["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let first = *seen.entry(uid).or_insert_with(Instant::now);
+        let ready = condition(item, "Ready").is_some_and(|c| c["status"] == "True");
+        if ready || first.elapsed() < delay {
+            continue;
+        }
+        let name = item["metadata"]["name"].as_str().unwrap_or_default();
+        let kind = item["kind"].as_str().unwrap_or_default().to_lowercase();
+        let group = item["apiVersion"]
+            .as_str()
+            .and_then(|v| v.split_once('/'))
+            .map_or("", |(group, _)| group);
+        let resource = if group.is_empty() {
+            kind
+        } else {
+            format!("{kind}.{group}")
+        };
+        let now = "2026-01-01T00:00:00Z";
+        let key = item["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
+            .as_str()
+            .unwrap_or_default();
+        let mut status = reported
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"atProvider": {"id": name}}));
+        status["conditions"] = serde_json::json!([
+            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": now},
+            {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": now},
+            // What a Deployment's controller reports once its pods run.
+            {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "lastTransitionTime": now},
+        ]);
+        let patch = serde_json::json!({ "status": status }).to_string();
+        let mut args = vec![
+            "patch",
+            &resource,
+            name,
+            "--subresource",
+            "status",
+            "--type",
+            "merge",
+            "-p",
+            &patch,
+        ];
+        let namespace = item["metadata"]["namespace"].as_str().unwrap_or_default();
+        if !namespace.is_empty() {
+            args.extend(["-n", namespace]);
+        }
+        let _ = cluster.kubectl(&args);
+    }
+}

@@ -1,0 +1,552 @@
+//! What a control plane does to a function over time, on a small probe
+//! composition of two ConfigMaps (the second waits for the first's uid):
+//! spec changes, a script that starts failing, function processes that
+//! die, two replicas, mTLS and a response TTL.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::cluster::{Cluster, Step, calls_in, condition, function_address, wait_for};
+use crate::examples::calls_for;
+
+const NAMESPACE: &str = "e2e";
+
+const DEFINITION: &str = r"
+apiVersion: apiextensions.crossplane.io/v2
+kind: CompositeResourceDefinition
+metadata:
+  name: xprobes.e2e.example.org
+spec:
+  group: e2e.example.org
+  names: {kind: XProbe, plural: xprobes}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      referenceable: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                greeting: {type: string}
+                fail: {type: boolean}
+                ttl: {type: string}
+            status:
+              type: object
+              properties:
+                firstUid: {type: string}
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: e2e
+";
+
+const COMPOSITION: &str = r#"
+apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: xprobes
+spec:
+  compositeTypeRef: {apiVersion: e2e.example.org/v1, kind: XProbe}
+  mode: Pipeline
+  pipeline:
+    - step: probe
+      functionRef: {name: function-starlark}
+      input:
+        apiVersion: starlark.fn.crossplane.io/v1alpha1
+        kind: StarlarkInput
+        spec:
+          source: |
+            if get(oxr, "spec.fail", False):
+                missing = {}["the XR asked this script to fail"]
+            greeting = oxr.spec.greeting
+            first = Resource("first", {"apiVersion": "v1", "kind": "ConfigMap",
+                                       "data": {"greeting": greeting}}, ready = True)
+            uid = get_observed("first", "metadata.uid", "")
+            Resource("second", {"apiVersion": "v1", "kind": "ConfigMap", "data": {"first": uid}},
+                     depends_on = [(first, "metadata.uid")], ready = True)
+            if uid:
+                set_xr_status("firstUid", uid)
+            set_condition("Probed", "True", "Composed", "greeting " + greeting)
+            emit_event("Normal", "composed " + greeting)
+            ttl = get(oxr, "spec.ttl", "")
+            if ttl:
+                set_response_ttl(ttl)
+"#;
+
+/// The probe's definitions, once per suite.
+pub fn install(cluster: &Cluster) -> Step {
+    cluster.apply(DEFINITION)?;
+    wait_for(
+        "XRD xprobes.e2e.example.org established",
+        Duration::from_mins(1),
+        || {
+            let object =
+                cluster.json(&["get", "customresourcedefinition", "xprobes.e2e.example.org"])?;
+            Ok(condition(&object, "Established")
+                .is_some_and(|c| c["status"] == "True")
+                .then_some(()))
+        },
+    )?;
+    cluster.apply(COMPOSITION)
+}
+
+fn create(cluster: &Cluster, name: &str, spec: &str) -> Step {
+    cluster.apply(&format!(
+        "apiVersion: e2e.example.org/v1\nkind: XProbe\nmetadata:\n  name: {name}\n  namespace: {NAMESPACE}\nspec: {spec}\n"
+    ))
+}
+
+fn patch(cluster: &Cluster, name: &str, spec: &str) -> Step {
+    cluster
+        .kubectl(&[
+            "patch",
+            "xprobe",
+            name,
+            "-n",
+            NAMESPACE,
+            "--type",
+            "merge",
+            "-p",
+            &format!("{{\"spec\": {spec}}}"),
+        ])
+        .map(|_| ())
+}
+
+fn xr(cluster: &Cluster, name: &str) -> Step<Value> {
+    cluster.json(&["get", "xprobe", name, "-n", NAMESPACE])
+}
+
+fn is(object: &Value, kind: &str, status: &str) -> bool {
+    condition(object, kind).is_some_and(|c| c["status"] == status)
+}
+
+/// Waits for the XR to be `Ready=True` and `Synced=True` with both
+/// ConfigMaps composed.
+fn wait_ready(cluster: &Cluster, name: &str, limit: Duration) -> Step<Value> {
+    wait_for(&format!("XProbe {name} ready"), limit, || {
+        let object = xr(cluster, name)?;
+        let refs = object["spec"]["crossplane"]["resourceRefs"]
+            .as_array()
+            .map_or(0, Vec::len);
+        // Two ConfigMaps, and the Usage the dependency brings.
+        if is(&object, "Ready", "True") && is(&object, "Synced", "True") && refs >= 2 {
+            Ok(Some(object))
+        } else {
+            Err(format!(
+                "{refs} composed, conditions {}",
+                object["status"]["conditions"]
+            ))
+        }
+    })
+}
+
+/// The ConfigMaps composed for the XR `name`, by composition resource name.
+fn composed(cluster: &Cluster, name: &str) -> Step<BTreeMap<String, Value>> {
+    let list = cluster.json(&[
+        "get",
+        "configmaps",
+        "-n",
+        NAMESPACE,
+        "-l",
+        &format!("crossplane.io/composite={name}"),
+    ])?;
+    Ok(list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| {
+            let key = item["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
+                .as_str()?;
+            Some((key.to_string(), item.clone()))
+        })
+        .collect())
+}
+
+fn uids(cluster: &Cluster, names: &[String]) -> Step<BTreeMap<String, String>> {
+    let mut all = BTreeMap::new();
+    for name in names {
+        for (key, item) in composed(cluster, name)? {
+            let uid = item["metadata"]["uid"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            all.insert(format!("{name}/{key}"), uid);
+        }
+    }
+    Ok(all)
+}
+
+/// The script's conditions, status, events and fields reach the API
+/// server, a changed spec reaches the composed resources, and deleting the
+/// XR removes them.
+pub fn what_the_script_sets_is_what_the_cluster_holds(cluster: &Cluster) -> Step<String> {
+    let start = Instant::now();
+    create(cluster, "probe", r"{greeting: hello}")?;
+    let object = wait_ready(cluster, "probe", Duration::from_mins(1))?;
+    let ready_after = start.elapsed();
+    let maps = composed(cluster, "probe")?;
+    let first = maps.get("first").ok_or("no ConfigMap first")?;
+    let second = maps.get("second").ok_or("no ConfigMap second")?;
+    let uid = first["metadata"]["uid"].as_str().unwrap_or_default();
+    expect(
+        first["data"]["greeting"] == "hello",
+        "first.data.greeting",
+        &first["data"],
+    )?;
+    expect(
+        second["data"]["first"] == uid,
+        "second.data.first is first's uid",
+        &second["data"],
+    )?;
+    expect(
+        object["status"]["firstUid"] == uid,
+        "status.firstUid is first's uid",
+        &object["status"],
+    )?;
+    let probed = condition(&object, "Probed").cloned().unwrap_or_default();
+    expect(
+        probed["status"] == "True" && probed["message"] == "greeting hello",
+        "condition Probed",
+        &probed,
+    )?;
+    expect(
+        !is(&object, "ComposedResourcesReady", "False"),
+        "no ComposedResourcesReady=False once the dependency is met",
+        &object["status"]["conditions"],
+    )?;
+    wait_for("the script's event", Duration::from_secs(30), || {
+        let events = cluster.json(&[
+            "get",
+            "events",
+            "-n",
+            NAMESPACE,
+            "--field-selector",
+            "involvedObject.name=probe",
+        ])?;
+        let found = events["items"].as_array().into_iter().flatten().any(|e| {
+            e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("composed hello"))
+        });
+        Ok(found.then_some(()))
+    })?;
+
+    patch(cluster, "probe", r#"{"greeting": "bye"}"#)?;
+    wait_for(
+        "the changed greeting in ConfigMap first",
+        Duration::from_mins(1),
+        || {
+            let maps = composed(cluster, "probe")?;
+            Ok(maps
+                .get("first")
+                .is_some_and(|m| m["data"]["greeting"] == "bye")
+                .then_some(()))
+        },
+    )?;
+    wait_for(
+        "condition Probed for the new greeting",
+        Duration::from_mins(1),
+        || {
+            let object = xr(cluster, "probe")?;
+            Ok(condition(&object, "Probed")
+                .is_some_and(|c| c["message"] == "greeting bye")
+                .then_some(()))
+        },
+    )?;
+
+    cluster.kubectl(&[
+        "delete",
+        "xprobe",
+        "probe",
+        "-n",
+        NAMESPACE,
+        "--wait=true",
+        "--timeout=60s",
+    ])?;
+    wait_for(
+        "the composed ConfigMaps deleted with their XR",
+        Duration::from_secs(90),
+        || Ok(composed(cluster, "probe")?.is_empty().then_some(())),
+    )?;
+    Ok(format!("ready after {:.1} s", ready_after.as_secs_f64()))
+}
+
+/// A script that starts failing leaves what it composed in place and the
+/// XR `Synced=False` with the error and its position; fixed, it recovers.
+pub fn a_failing_script_keeps_what_it_composed_and_recovers(cluster: &Cluster) -> Step<String> {
+    create(cluster, "failing", r"{greeting: hello}")?;
+    wait_ready(cluster, "failing", Duration::from_mins(1))?;
+    let before = uids(cluster, &["failing".into()])?;
+    patch(cluster, "failing", r#"{"fail": true}"#)?;
+    let message = wait_for(
+        "XProbe failing Synced=False",
+        Duration::from_mins(1),
+        || {
+            let object = xr(cluster, "failing")?;
+            Ok(condition(&object, "Synced")
+                .filter(|c| c["status"] == "False")
+                .map(|c| c["message"].as_str().unwrap_or_default().to_string()))
+        },
+    )?;
+    expect(
+        message.contains("the XR asked this script to fail") && message.contains(":2:"),
+        "Synced=False names the error and its line",
+        &Value::String(message.clone()),
+    )?;
+    // A few more reconciles of the failing script: nothing goes.
+    std::thread::sleep(Duration::from_secs(5));
+    let during = uids(cluster, &["failing".into()])?;
+    expect(
+        during == before,
+        "the composed ConfigMaps stay while the script fails",
+        &serde_json::json!({"before": before, "during": during}),
+    )?;
+    patch(cluster, "failing", r#"{"fail": false}"#)?;
+    wait_ready(cluster, "failing", Duration::from_mins(1))?;
+    let after = uids(cluster, &["failing".into()])?;
+    expect(
+        after == before,
+        "the same ConfigMaps after recovery",
+        &serde_json::json!({"before": before, "after": after}),
+    )?;
+    cluster.kubectl(&[
+        "delete",
+        "xprobe",
+        "failing",
+        "-n",
+        NAMESPACE,
+        "--wait=false",
+    ])?;
+    Ok(format!("Synced=False: {message}"))
+}
+
+/// Two function processes behind the Service's name, as two replicas: both
+/// are called; one killed mid-reconcile does not stall the XRs; both
+/// killed and restarted, every XR converges and nothing composed is lost.
+pub fn replicas_share_calls_and_dying_ones_lose_nothing(cluster: &Cluster) -> Step<String> {
+    let pids = cluster.function_pids();
+    if pids.len() < 2 {
+        return Err(format!("two function processes expected, found {pids:?}"));
+    }
+    let first: Vec<String> = (0..6).map(|i| format!("replica-{i}")).collect();
+    for name in &first {
+        create(cluster, name, r"{greeting: hello}")?;
+    }
+    for name in &first {
+        wait_ready(cluster, name, Duration::from_mins(2))?;
+    }
+    let per_process = cluster.function_logs_by_process();
+    let called: Vec<&String> = per_process
+        .iter()
+        .filter(|(_, log)| first.iter().any(|n| calls_in(log, n) > 0))
+        .map(|(process, _)| process)
+        .collect();
+    expect(
+        called.len() >= 2,
+        "both replicas received calls",
+        &serde_json::json!(called),
+    )?;
+    let before = uids(cluster, &first)?;
+
+    // One replica dies in the middle of new reconciles.
+    let second: Vec<String> = (0..6).map(|i| format!("survivor-{i}")).collect();
+    for name in &second {
+        create(cluster, name, r"{greeting: hello}")?;
+    }
+    cluster.kill_function(&pids[1].0)?;
+    let start = Instant::now();
+    for name in &second {
+        wait_ready(cluster, name, Duration::from_mins(2))?;
+    }
+    let one_down = start.elapsed();
+
+    // Both die while XRs change, and come back.
+    for name in &first {
+        patch(cluster, name, r#"{"greeting": "again"}"#)?;
+    }
+    for (process, _) in cluster.function_pids() {
+        cluster.kill_function(&process)?;
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    cluster.script(&["restart"])?;
+    let start = Instant::now();
+    for name in &first {
+        wait_for(
+            &format!("{name} composed again"),
+            Duration::from_mins(2),
+            || {
+                let maps = composed(cluster, name)?;
+                let object = xr(cluster, name)?;
+                Ok((maps
+                    .get("first")
+                    .is_some_and(|m| m["data"]["greeting"] == "again")
+                    && is(&object, "Ready", "True")
+                    && is(&object, "Synced", "True"))
+                .then_some(()))
+            },
+        )?;
+    }
+    let restarted = start.elapsed();
+    let after = uids(cluster, &first)?;
+    expect(
+        after == before,
+        "no ConfigMap recreated across the kills",
+        &serde_json::json!({"before": before, "after": after}),
+    )?;
+    for name in first.iter().chain(&second) {
+        cluster.kubectl(&["delete", "xprobe", name, "-n", NAMESPACE, "--wait=false"])?;
+    }
+    Ok(format!(
+        "both replicas called; 6 XRs ready {:.1} s after one replica was killed; 6 changed XRs converged {:.1} s after both were killed and restarted",
+        one_down.as_secs_f64(),
+        restarted.as_secs_f64()
+    ))
+}
+
+/// A client without Crossplane's certificate gets no answer: the server
+/// ends the TLS handshake. Its own certificate is not what is checked here
+/// (`-k`), nor is the port closed (curl would say so).
+pub fn a_client_without_crossplanes_certificate_is_refused(_: &Cluster) -> Step<String> {
+    let address = function_address();
+    let out = std::process::Command::new("curl")
+        .args(["-sSk", "--http2", "--max-time", "10", "--resolve"])
+        .arg(format!("function-starlark.crossplane-system:9443:{address}"))
+        .arg("https://function-starlark.crossplane-system:9443/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction")
+        .output()
+        .map_err(|e| format!("curl: {e}"))?;
+    let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    expect(
+        !out.status.success()
+            && !stderr.contains("Could not resolve")
+            && !stderr.contains("Failed to connect")
+            && !stderr.contains("timed out"),
+        "the handshake fails (the port is open)",
+        &Value::String(format!("{}: {stderr}", out.status)),
+    )?;
+    Ok(stderr)
+}
+
+/// A response TTL requeues a settled XR; without one a settled XR gets no
+/// calls until Crossplane's poll interval.
+pub fn a_response_ttl_requeues_and_a_settled_xr_is_left_alone(cluster: &Cluster) -> Step<String> {
+    create(cluster, "quick", r#"{greeting: hello, ttl: "5s"}"#)?;
+    create(cluster, "quiet", r"{greeting: hello}")?;
+    wait_ready(cluster, "quick", Duration::from_mins(1))?;
+    wait_ready(cluster, "quiet", Duration::from_mins(1))?;
+    // Let the first passes' own requeues pass.
+    std::thread::sleep(Duration::from_secs(5));
+    let (quick, quiet) = (calls_for(cluster, "quick"), calls_for(cluster, "quiet"));
+    std::thread::sleep(Duration::from_secs(20));
+    let quick = calls_for(cluster, "quick") - quick;
+    let quiet = calls_for(cluster, "quiet") - quiet;
+    expect(
+        (3..=6).contains(&quick) && quiet == 0,
+        "over 20 s: 3-6 calls with a 5 s TTL, none without one",
+        &serde_json::json!({"quick": quick, "quiet": quiet}),
+    )?;
+    for name in ["quick", "quiet"] {
+        cluster.kubectl(&["delete", "xprobe", name, "-n", NAMESPACE, "--wait=false"])?;
+    }
+    Ok(format!(
+        "over 20 s: {quick} calls with a 5 s TTL, {quiet} without"
+    ))
+}
+
+fn expect(ok: bool, what: &str, seen: &Value) -> Step {
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{what}: saw {seen}"))
+    }
+}
+
+/// `count` XRs created at once: how many calls and how long it takes
+/// them all to be ready, what the function spent, and that settled XRs
+/// are left alone afterwards. Run on its own (`-- load`), three times in
+/// a row for the numbers docs/live-control-plane.md gives.
+pub fn load(cluster: &Cluster, count: usize) -> Step<String> {
+    let names: Vec<String> = (0..count).map(|i| format!("load-{i}")).collect();
+    let cpu_before = cluster.function_cpu();
+    let calls_before: usize = names.iter().map(|n| calls_for(cluster, n)).sum();
+    let documents: Vec<String> = names
+        .iter()
+        .map(|name| {
+            format!(
+                "apiVersion: e2e.example.org/v1\nkind: XProbe\nmetadata:\n  name: {name}\n  namespace: {NAMESPACE}\nspec: {{greeting: hello}}\n"
+            )
+        })
+        .collect();
+    let start = Instant::now();
+    cluster.apply(&documents.join("---\n"))?;
+    wait_for(
+        &format!("{count} XProbes ready"),
+        Duration::from_mins(10),
+        || {
+            let list = cluster.json(&["get", "xprobes", "-n", NAMESPACE])?;
+            let ready = list["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|item| {
+                    item["metadata"]["name"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with("load-"))
+                        && is(item, "Ready", "True")
+                        && is(item, "Synced", "True")
+                })
+                .count();
+            if ready == count {
+                Ok(Some(()))
+            } else {
+                Err(format!("{ready} of {count} ready"))
+            }
+        },
+    )?;
+    let all_ready = start.elapsed();
+    let calls: usize = names.iter().map(|n| calls_for(cluster, n)).sum::<usize>() - calls_before;
+    let cpu = cluster.function_cpu().checked_sub(cpu_before).unwrap();
+    let rss = cluster.function_rss_mib();
+    // Settled: nothing more until Crossplane's poll interval.
+    std::thread::sleep(Duration::from_secs(20));
+    let later: usize =
+        names.iter().map(|n| calls_for(cluster, n)).sum::<usize>() - calls_before - calls;
+    cluster.kubectl(&[
+        "delete",
+        "xprobes",
+        "-n",
+        NAMESPACE,
+        "--all",
+        "--wait=true",
+        "--timeout=300s",
+    ])?;
+    let per_xr = ratio(calls, count);
+    let summary = format!(
+        "{count} XRs ready in {:.1} s, {calls} calls ({per_xr:.2} per XR), {later} calls in the 20 s after, function CPU {:.1} s ({:.2} ms per call), RSS {rss:.0} MiB",
+        all_ready.as_secs_f64(),
+        cpu.as_secs_f64(),
+        cpu.as_secs_f64() * 1000.0 / ratio(calls.max(1), 1),
+    );
+    expect(
+        per_xr <= 7.0,
+        "at most 7 calls per XR",
+        &Value::String(summary.clone()),
+    )?;
+    expect(
+        later <= count / 50,
+        "settled XRs left alone",
+        &Value::String(summary.clone()),
+    )?;
+    Ok(summary)
+}
+
+fn ratio(a: usize, b: usize) -> f64 {
+    let whole = |n: usize| f64::from(u32::try_from(n).unwrap_or(u32::MAX));
+    whole(a) / whole(b)
+}
