@@ -219,6 +219,34 @@ impl Cluster {
             .collect()
     }
 
+    /// Writes `status` through the status subresource of `object` (which
+    /// names its apiVersion, kind, name and namespace), as a controller
+    /// reports what it observed.
+    pub fn patch_status(&self, object: &Value, status: &Value) -> Step {
+        let resource = resource_of(
+            object["apiVersion"].as_str().unwrap_or_default(),
+            object["kind"].as_str().unwrap_or_default(),
+        );
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let patch = serde_json::json!({ "status": status }).to_string();
+        let mut args = vec![
+            "patch",
+            &resource,
+            name,
+            "--subresource",
+            "status",
+            "--type",
+            "merge",
+            "-p",
+            &patch,
+        ];
+        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
+        if !namespace.is_empty() {
+            args.extend(["-n", namespace]);
+        }
+        self.kubectl(&args).map(|_| ())
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(&self.kubectl);
         command.arg("--kubeconfig").arg(&self.kubeconfig).args(args);
@@ -319,4 +347,13 @@ fn strip_ansi(line: &str) -> String {
         }
     }
     out
+}
+
+/// `kind.group` for an apiVersion and kind, as kubectl names a resource.
+pub fn resource_of(api_version: &str, kind: &str) -> String {
+    let kind = kind.to_lowercase();
+    match api_version.split_once('/') {
+        Some((group, _)) => format!("{kind}.{group}"),
+        None => kind,
+    }
 }

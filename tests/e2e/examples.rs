@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_yaml::Value as Yaml;
 
-use crate::cluster::{Cluster, Step, calls_in, condition, wait_for};
+use crate::cluster::{Cluster, Step, calls_in, condition, resource_of, wait_for};
 use crate::provider::Provider;
 
 /// What it took one example to converge.
@@ -137,17 +137,8 @@ fn settle_and_delete(cluster: &'static Cluster, dir: &Path) -> Step<Converged> {
         .unwrap_or_default();
     for reference in &refs {
         let api_version = reference["apiVersion"].as_str().unwrap_or_default();
-        let group = api_version.split_once('/').map_or("", |(group, _)| group);
-        let kind = reference["kind"]
-            .as_str()
-            .unwrap_or_default()
-            .to_lowercase();
+        let resource = resource_of(api_version, reference["kind"].as_str().unwrap_or_default());
         let name = reference["name"].as_str().unwrap_or_default();
-        let resource = if group.is_empty() {
-            kind
-        } else {
-            format!("{kind}.{group}")
-        };
         let mut args = vec!["get", resource.as_str(), name];
         let namespace = reference["namespace"]
             .as_str()
@@ -175,13 +166,8 @@ fn settle_and_delete(cluster: &'static Cluster, dir: &Path) -> Step<Converged> {
             &format!("{example}: {kind}/{name} deleted with its XR"),
             Duration::from_secs(90),
             || {
-                let api_version = reference["apiVersion"].as_str().unwrap_or_default();
-                let group = api_version.split_once('/').map_or("", |(group, _)| group);
-                let resource = if group.is_empty() {
-                    kind.to_lowercase()
-                } else {
-                    format!("{}.{group}", kind.to_lowercase())
-                };
+                let resource =
+                    resource_of(reference["apiVersion"].as_str().unwrap_or_default(), kind);
                 let mut args = vec![
                     "get",
                     resource.as_str(),
@@ -213,28 +199,37 @@ fn settle_and_delete(cluster: &'static Cluster, dir: &Path) -> Step<Converged> {
 pub fn preinstall(cluster: &Cluster, dirs: &[PathBuf]) -> Step {
     let mut names = Vec::new();
     for dir in dirs {
-        for path in yaml_files(&dir.join("crds"))? {
-            for document in serde_yaml::Deserializer::from_str(&read(&path)?) {
-                let mut object =
-                    Yaml::deserialize(document).map_err(|e| format!("{}: {e}", path.display()))?;
-                let name = object["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                let group = name.split_once('.').map_or("", |(_, group)| group);
-                if object["kind"] != "CustomResourceDefinition" || CROSSPLANES.contains(&group) {
-                    continue;
-                }
-                with_status(&mut object);
-                cluster.apply(&serde_yaml::to_string(&object).map_err(|e| e.to_string())?)?;
-                names.push(name);
+        for (name, mut object) in definitions(dir)? {
+            let group = name.split_once('.').map_or("", |(_, group)| group);
+            if object["kind"] != "CustomResourceDefinition" || CROSSPLANES.contains(&group) {
+                continue;
             }
+            with_status(&mut object);
+            cluster.apply(&serde_yaml::to_string(&object).map_err(|e| e.to_string())?)?;
+            names.push(name);
         }
     }
     for name in names {
         wait_established(cluster, &name)?;
     }
     Ok(())
+}
+
+/// The documents of an example's `crds/`, with their names.
+fn definitions(dir: &Path) -> Step<Vec<(String, Yaml)>> {
+    let mut all = Vec::new();
+    for path in yaml_files(&dir.join("crds"))? {
+        for document in serde_yaml::Deserializer::from_str(&read(&path)?) {
+            let object =
+                Yaml::deserialize(document).map_err(|e| format!("{}: {e}", path.display()))?;
+            let name = object["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            all.push((name, object));
+        }
+    }
+    Ok(all)
 }
 
 /// Installs the example's CRDs and XRDs. A CRD stands for a provider's, so
@@ -245,37 +240,29 @@ pub fn preinstall(cluster: &Cluster, dirs: &[PathBuf]) -> Step {
 fn install_definitions(cluster: &Cluster, dir: &Path) -> Step<Vec<String>> {
     let mut kinds = Vec::new();
     let mut composite = Vec::new();
-    for path in yaml_files(&dir.join("crds"))? {
-        for document in serde_yaml::Deserializer::from_str(&read(&path)?) {
-            let mut object =
-                Yaml::deserialize(document).map_err(|e| format!("{}: {e}", path.display()))?;
-            let name = object["metadata"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            match object["kind"].as_str() {
-                Some("CustomResourceDefinition") => {
-                    let group = name.split_once('.').map_or("", |(_, group)| group);
-                    if CROSSPLANES.contains(&group) {
-                        continue;
-                    }
-                    with_status(&mut object);
-                    kinds.push(name.clone());
+    for (name, mut object) in definitions(dir)? {
+        match object["kind"].as_str() {
+            Some("CustomResourceDefinition") => {
+                let group = name.split_once('.').map_or("", |(_, group)| group);
+                if CROSSPLANES.contains(&group) {
+                    continue;
                 }
-                Some("CompositeResourceDefinition") => {
-                    let fields: Vec<String> = object["spec"]["versions"][0]["schema"]
-                        ["openAPIV3Schema"]["properties"]["spec"]["properties"]
-                        .as_mapping()
-                        .map(|m| m.keys().filter_map(|k| k.as_str().map(str::to_string)).collect())
-                        .unwrap_or_default();
-                    composite.push((name.clone(), fields));
-                }
-                _ => {}
+                with_status(&mut object);
+                kinds.push(name.clone());
             }
-            cluster.apply(&serde_yaml::to_string(&object).map_err(|e| e.to_string())?)?;
-            if object["kind"] == "CustomResourceDefinition" {
-                wait_established(cluster, &name)?;
+            Some("CompositeResourceDefinition") => {
+                let fields: Vec<String> = object["spec"]["versions"][0]["schema"]
+                    ["openAPIV3Schema"]["properties"]["spec"]["properties"]
+                    .as_mapping()
+                    .map(|m| m.keys().filter_map(|k| k.as_str().map(str::to_string)).collect())
+                    .unwrap_or_default();
+                composite.push((name.clone(), fields));
             }
+            _ => {}
+        }
+        cluster.apply(&serde_yaml::to_string(&object).map_err(|e| e.to_string())?)?;
+        if object["kind"] == "CustomResourceDefinition" {
+            wait_established(cluster, &name)?;
         }
     }
     for (xrd, fields) in composite {
@@ -353,33 +340,7 @@ fn apply_with_status(cluster: &Cluster, text: &str) -> Step {
         if !object["status"].is_object() {
             continue;
         }
-        let group = object["apiVersion"]
-            .as_str()
-            .and_then(|v| v.split_once('/'))
-            .map_or("", |(group, _)| group);
-        let kind = object["kind"].as_str().unwrap_or_default().to_lowercase();
-        let resource = if group.is_empty() {
-            kind
-        } else {
-            format!("{kind}.{group}")
-        };
-        let name = object["metadata"]["name"].as_str().unwrap_or_default();
-        let patch = serde_json::json!({"status": object["status"]}).to_string();
-        let mut args = vec![
-            "patch",
-            &resource,
-            name,
-            "--subresource",
-            "status",
-            "--type",
-            "merge",
-            "-p",
-            &patch,
-        ];
-        if let Some(namespace) = object["metadata"]["namespace"].as_str() {
-            args.extend(["-n", namespace]);
-        }
-        cluster.kubectl(&args)?;
+        cluster.patch_status(&object, &object["status"])?;
     }
     Ok(())
 }
@@ -424,10 +385,11 @@ fn resource_refs(xr: &serde_json::Value) -> &serde_json::Value {
 
 /// `plural.group` of an object's kind, as kubectl names it.
 fn resource_name(object: &Yaml) -> Step<String> {
-    let api_version = object["apiVersion"].as_str().unwrap_or_default();
-    let group = api_version.split_once('/').map_or("", |(group, _)| group);
     let kind = object["kind"].as_str().ok_or("the XR has no kind")?;
-    Ok(format!("{}.{group}", kind.to_lowercase()))
+    Ok(resource_of(
+        object["apiVersion"].as_str().unwrap_or_default(),
+        kind,
+    ))
 }
 
 /// RunFunction calls for the XR `name` the function's processes have

@@ -106,20 +106,14 @@ fn main() -> ExitCode {
         if !selected(&name) {
             continue;
         }
-        match examples::converge(cluster, &dir) {
-            Ok(done) => {
-                println!(
-                    "test {name} ... ok ({} calls, {:.1} s to synced)",
-                    done.calls,
-                    done.wall.as_secs_f64()
-                );
-                passed += 1;
-            }
-            Err(e) => {
-                println!("test {name} ... FAILED\n    {e}");
-                failed.push(name);
-            }
-        }
+        let outcome = examples::converge(cluster, &dir).map(|done| {
+            format!(
+                "{} calls, {:.1} s to settle",
+                done.calls,
+                done.wall.as_secs_f64()
+            )
+        });
+        record(name, outcome, &mut passed, &mut failed);
     }
 
     if SCENARIOS
@@ -133,16 +127,7 @@ fn main() -> ExitCode {
                     if !selected(&name) {
                         continue;
                     }
-                    match scenario(cluster) {
-                        Ok(summary) => {
-                            println!("test {name} ... ok ({summary})");
-                            passed += 1;
-                        }
-                        Err(e) => {
-                            println!("test {name} ... FAILED\n    {e}");
-                            failed.push(name);
-                        }
-                    }
+                    record(name, scenario(cluster), &mut passed, &mut failed);
                 }
             }
             Err(e) => failed.push(format!("scenarios: the probe's definitions: {e}")),
@@ -163,19 +148,10 @@ fn main() -> ExitCode {
         let installed = scenarios::install(cluster);
         for run in 1..=runs {
             let name = format!("scenarios::load (run {run} of {runs})");
-            match installed
+            let outcome = installed
                 .clone()
-                .and_then(|()| scenarios::load(cluster, count))
-            {
-                Ok(summary) => {
-                    println!("test {name} ... ok ({summary})");
-                    passed += 1;
-                }
-                Err(e) => {
-                    println!("test {name} ... FAILED\n    {e}");
-                    failed.push(name);
-                }
-            }
+                .and_then(|()| scenarios::load(cluster, count));
+            record(name, outcome, &mut passed, &mut failed);
         }
     }
 
@@ -206,6 +182,25 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// Prints a case's outcome as libtest does and counts it.
+fn record(
+    name: String,
+    outcome: cluster::Step<String>,
+    passed: &mut usize,
+    failed: &mut Vec<String>,
+) {
+    match outcome {
+        Ok(summary) => {
+            println!("test {name} ... ok ({summary})");
+            *passed += 1;
+        }
+        Err(e) => {
+            println!("test {name} ... FAILED\n    {e}");
+            failed.push(name);
+        }
     }
 }
 

@@ -78,16 +78,6 @@ fn mark_ready(
             continue;
         }
         let name = item["metadata"]["name"].as_str().unwrap_or_default();
-        let kind = item["kind"].as_str().unwrap_or_default().to_lowercase();
-        let group = item["apiVersion"]
-            .as_str()
-            .and_then(|v| v.split_once('/'))
-            .map_or("", |(group, _)| group);
-        let resource = if group.is_empty() {
-            kind
-        } else {
-            format!("{kind}.{group}")
-        };
         let now = "2026-01-01T00:00:00Z";
         let key = item["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
             .as_str()
@@ -102,22 +92,6 @@ fn mark_ready(
             // What a Deployment's controller reports once its pods run.
             {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "lastTransitionTime": now},
         ]);
-        let patch = serde_json::json!({ "status": status }).to_string();
-        let mut args = vec![
-            "patch",
-            &resource,
-            name,
-            "--subresource",
-            "status",
-            "--type",
-            "merge",
-            "-p",
-            &patch,
-        ];
-        let namespace = item["metadata"]["namespace"].as_str().unwrap_or_default();
-        if !namespace.is_empty() {
-            args.extend(["-n", namespace]);
-        }
-        let _ = cluster.kubectl(&args);
+        let _ = cluster.patch_status(item, &status);
     }
 }
