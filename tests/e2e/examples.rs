@@ -136,20 +136,8 @@ fn settle_and_delete(cluster: &'static Cluster, dir: &Path) -> Step<Converged> {
         .cloned()
         .unwrap_or_default();
     for reference in &refs {
-        let api_version = reference["apiVersion"].as_str().unwrap_or_default();
-        let resource = resource_of(api_version, reference["kind"].as_str().unwrap_or_default());
-        let name = reference["name"].as_str().unwrap_or_default();
-        let mut args = vec!["get", resource.as_str(), name];
-        let namespace = reference["namespace"]
-            .as_str()
-            .or(namespace.as_deref())
-            .unwrap_or_default();
-        if !namespace.is_empty() {
-            args.extend(["-n", namespace]);
-        }
-        cluster
-            .kubectl(&args)
-            .map_err(|e| format!("{example}: composed {resource}/{name} is missing: {e}"))?;
+        get_composed(cluster, reference, namespace.as_deref(), &[])
+            .map_err(|e| format!("{example}: composed {} is missing: {e}", reference["name"]))?;
     }
     let calls = calls_for(cluster, &name) - calls_before;
     drop(provider);
@@ -166,29 +154,42 @@ fn settle_and_delete(cluster: &'static Cluster, dir: &Path) -> Step<Converged> {
             &format!("{example}: {kind}/{name} deleted with its XR"),
             Duration::from_secs(90),
             || {
-                let resource =
-                    resource_of(reference["apiVersion"].as_str().unwrap_or_default(), kind);
-                let mut args = vec![
-                    "get",
-                    resource.as_str(),
-                    name,
-                    "--ignore-not-found",
-                    "-o",
-                    "name",
-                ];
-                let namespace = reference["namespace"]
-                    .as_str()
-                    .or(namespace.as_deref())
-                    .unwrap_or_default();
-                if !namespace.is_empty() {
-                    args.extend(["-n", namespace]);
-                }
-                let left = cluster.kubectl(&args)?;
+                let left = get_composed(
+                    cluster,
+                    reference,
+                    namespace.as_deref(),
+                    &["--ignore-not-found", "-o", "name"],
+                )?;
                 Ok(left.trim().is_empty().then_some(()))
             },
         )?;
     }
     Ok(Converged { calls, wall })
+}
+
+/// `kubectl get` of a resource an XR references, with `extra` arguments;
+/// a reference without a namespace is in the XR's, if the kind has one.
+fn get_composed(
+    cluster: &Cluster,
+    reference: &serde_json::Value,
+    xr_namespace: Option<&str>,
+    extra: &[&str],
+) -> Step<String> {
+    let resource = resource_of(
+        reference["apiVersion"].as_str().unwrap_or_default(),
+        reference["kind"].as_str().unwrap_or_default(),
+    );
+    let name = reference["name"].as_str().unwrap_or_default();
+    let mut args = vec!["get", resource.as_str(), name];
+    args.extend_from_slice(extra);
+    let namespace = reference["namespace"]
+        .as_str()
+        .or(xr_namespace)
+        .unwrap_or_default();
+    if !namespace.is_empty() {
+        args.extend(["-n", namespace]);
+    }
+    cluster.kubectl(&args)
 }
 
 /// Installs the CRDs of every example's managed kinds up front. The
