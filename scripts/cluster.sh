@@ -4,6 +4,7 @@
 # namespace controllers only), Crossplane core, and an OCI registry for the
 # function's package. docs/live-control-plane.md says what each piece is for.
 #
+#   scripts/cluster.sh tools           build the tools that are missing, start nothing
 #   scripts/cluster.sh up              build what is missing, start what is not running
 #   scripts/cluster.sh install XPKG    push the package, install it as a Function and
 #                                      run its binary as the Deployment says
@@ -378,19 +379,28 @@ restart() {
     done
 }
 
+# Stops the recorded processes NAME... together: TERM to each, up to 15 s
+# for all of them to exit, then KILL to any left.
 stop() {
-    local name="$1" pid
-    [ -f "${PIDS}/${name}" ] || return 0
-    pid="$(cat "${PIDS}/${name}")"
-    if kill -0 "${pid}" 2>/dev/null; then
-        kill -TERM "${pid}" 2>/dev/null || true
-        for _ in $(seq 150); do
-            kill -0 "${pid}" 2>/dev/null || break
-            sleep 0.1
+    local name pid pids=()
+    for name in "$@"; do
+        [ -f "${PIDS}/${name}" ] || continue
+        pid="$(cat "${PIDS}/${name}")"
+        if kill -0 "${pid}" 2>/dev/null; then
+            kill -TERM "${pid}" 2>/dev/null || true
+            pids+=("${pid}")
+        fi
+    done
+    for _ in $(seq 150); do
+        local alive=0
+        for pid in "${pids[@]}"; do
+            if kill -0 "${pid}" 2>/dev/null; then alive=1; fi
         done
-        kill -KILL "${pid}" 2>/dev/null || true
-    fi
-    rm -f "${PIDS}/${name}"
+        [ "${alive}" = 1 ] || break
+        sleep 0.1
+    done
+    for pid in "${pids[@]}"; do kill -KILL "${pid}" 2>/dev/null || true; done
+    for name in "$@"; do rm -f "${PIDS}/${name}"; done
 }
 
 hosts_remove() {
@@ -403,18 +413,20 @@ hosts_remove() {
 }
 
 down() {
-    # The function first, the API server's clients before it, etcd last.
-    local name
+    # The API server's clients first (the function among them), then the
+    # API server, etcd last.
+    local functions=()
     if [ -d "${PIDS}" ]; then
-        for name in $(ls "${PIDS}" | grep '^function-' || true); do stop "${name}"; done
+        mapfile -t functions < <(ls "${PIDS}" | grep '^function-' || true)
     fi
-    for name in registry crossplane kube-controller-manager kube-apiserver etcd; do
-        stop "${name}"
-    done
+    stop "${functions[@]}" registry crossplane kube-controller-manager
+    stop kube-apiserver
+    stop etcd
     hosts_remove
 }
 
 case "${1:-}" in
+tools) build_tools ;;
 up) up ;;
 install)
     shift
@@ -424,5 +436,5 @@ install)
 restart) restart ;;
 env) printf 'export KUBECONFIG=%s\nalias kubectl=%s\n' "${KUBECONFIG_FILE}" "${KUBECTL}" ;;
 down) down ;;
-*) die "usage: scripts/cluster.sh up | install XPKG [FLAG...] | restart | env | down" ;;
+*) die "usage: scripts/cluster.sh tools | up | install XPKG [FLAG...] | restart | env | down" ;;
 esac

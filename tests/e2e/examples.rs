@@ -30,8 +30,8 @@ const READY: &[&str] = &["kubernetes-app"];
 /// sequencing converged), every composed resource on the API server and
 /// the same set a few seconds later, and `Ready=True` for the examples in
 /// [`READY`]. Then deletes the XR and waits for its resources to go.
-pub fn converge(cluster: &'static Cluster, dir: &Path) -> Step<Converged> {
-    let result = settle_and_delete(cluster, dir);
+pub fn converge(cluster: &'static Cluster, provider: &Provider, dir: &Path) -> Step<Converged> {
+    let result = settle_and_delete(cluster, provider, dir);
     // Examples share XR kinds: a composition left behind would be picked
     // for the next example's XR of the same kind.
     for file in ["xr.yaml", "composition.yaml"] {
@@ -42,12 +42,13 @@ pub fn converge(cluster: &'static Cluster, dir: &Path) -> Step<Converged> {
     result
 }
 
-fn settle_and_delete(cluster: &'static Cluster, dir: &Path) -> Step<Converged> {
+fn settle_and_delete(
+    cluster: &'static Cluster,
+    provider: &Provider,
+    dir: &Path,
+) -> Step<Converged> {
     let example = dir.file_name().unwrap().to_string_lossy().into_owned();
-    let mut kinds = install_definitions(cluster, dir)?;
-    // Deployments report Available once their pods run; nothing runs pods
-    // here, so the provider stands in for that too.
-    kinds.push("deployments.apps".into());
+    install_definitions(cluster, dir)?;
     let composition = read(&dir.join("composition.yaml"))?;
     cluster.apply(&composition)?;
     let required = dir.join("required-resources.yaml");
@@ -73,7 +74,7 @@ fn settle_and_delete(cluster: &'static Cluster, dir: &Path) -> Step<Converged> {
     let must_be_ready = READY.contains(&example.as_str());
 
     let calls_before = calls_for(cluster, &name);
-    let provider = Provider::start(cluster, kinds, reported(dir)?, Duration::from_secs(1));
+    provider.report(&name, reported(dir)?);
     let start = Instant::now();
     cluster.apply(&xr_text)?;
     // The API server serves a changed CRD's schema a moment after the CRD
@@ -140,7 +141,6 @@ fn settle_and_delete(cluster: &'static Cluster, dir: &Path) -> Step<Converged> {
             .map_err(|e| format!("{example}: composed {} is missing: {e}", reference["name"]))?;
     }
     let calls = calls_for(cluster, &name) - calls_before;
-    drop(provider);
 
     let mut delete = vec!["delete", &kind, &name, "--wait=true", "--timeout=60s"];
     if let Some(namespace) = &namespace {
@@ -192,28 +192,116 @@ fn get_composed(
     cluster.kubectl(&args)
 }
 
-/// Installs the CRDs of every example's managed kinds up front. The
+/// Installs the CRDs of every example's managed kinds up front, once, and
+/// returns their names (`plural.group`) for the stand-in provider. The
 /// garbage collector that deletes what an XR composed learns of new kinds
 /// every 30 s; kinds it already knows are deleted with their XR at once.
-/// An example installs its own again before it runs (two examples may
-/// type the same kind differently).
-pub fn preinstall(cluster: &Cluster, dirs: &[PathBuf]) -> Step {
-    let mut names = Vec::new();
+/// Examples that type one kind differently (each the fields it uses) get
+/// the union of their schemas, so they can run side by side.
+pub fn preinstall(cluster: &Cluster, dirs: &[PathBuf]) -> Step<Vec<String>> {
+    let mut crds: Vec<(String, Yaml)> = Vec::new();
     for dir in dirs {
-        for (name, mut object) in definitions(dir)? {
+        for (name, object) in definitions(dir)? {
             let group = name.split_once('.').map_or("", |(_, group)| group);
             if object["kind"] != "CustomResourceDefinition" || CROSSPLANES.contains(&group) {
                 continue;
             }
-            with_status(&mut object);
-            cluster.apply(&serde_yaml::to_string(&object).map_err(|e| e.to_string())?)?;
-            names.push(name);
+            match crds.iter_mut().find(|(known, _)| *known == name) {
+                Some((_, crd)) => merge_versions(crd, &object),
+                None => crds.push((name, object)),
+            }
         }
     }
-    for name in names {
-        wait_established(cluster, &name)?;
+    for (_, crd) in &mut crds {
+        with_status(crd);
+        cluster.apply(&serde_yaml::to_string(crd).map_err(|e| e.to_string())?)?;
     }
-    Ok(())
+    for (name, _) in &crds {
+        wait_established(cluster, name)?;
+    }
+    Ok(crds.into_iter().map(|(name, _)| name).collect())
+}
+
+/// Widens `crd`'s schema of each version by what `other` declares for it.
+fn merge_versions(crd: &mut Yaml, other: &Yaml) {
+    let Some(versions) = crd["spec"]["versions"].as_sequence_mut() else {
+        return;
+    };
+    for version in versions {
+        let theirs = other["spec"]["versions"]
+            .as_sequence()
+            .into_iter()
+            .flatten()
+            .find(|v| v["name"] == version["name"]);
+        if let Some(theirs) = theirs {
+            merge_schema(
+                &mut version["schema"]["openAPIV3Schema"],
+                &theirs["schema"]["openAPIV3Schema"],
+            );
+        }
+    }
+}
+
+/// The union of two object schemas: every property either declares, a
+/// property both declare merged the same way, and only the fields both
+/// require.
+fn merge_schema(ours: &mut Yaml, theirs: &Yaml) {
+    if let (Some(mine), Some(other)) = (
+        ours["properties"].as_mapping_mut(),
+        theirs["properties"].as_mapping(),
+    ) {
+        for (key, schema) in other {
+            match mine.get_mut(key) {
+                Some(existing) => merge_schema(existing, schema),
+                None => {
+                    mine.insert(key.clone(), schema.clone());
+                }
+            }
+        }
+    } else if ours["properties"].is_null() && theirs["properties"].is_mapping() {
+        ours["properties"] = theirs["properties"].clone();
+    }
+    if let Some(required) = ours["required"].as_sequence_mut() {
+        let theirs = theirs["required"]
+            .as_sequence()
+            .cloned()
+            .unwrap_or_default();
+        required.retain(|field| theirs.contains(field));
+    }
+}
+
+/// Examples that would touch each other's objects, so one waits for the
+/// other to finish: they define the same XR kind, their XRs share a name,
+/// or one's XR lives in a namespace named as the other's XR (which may
+/// compose it). Every other example runs beside them.
+pub fn groups(dirs: &[PathBuf]) -> Step<Vec<Vec<PathBuf>>> {
+    let mut groups: Vec<(Vec<String>, Vec<PathBuf>)> = Vec::new();
+    for dir in dirs {
+        let mut keys: Vec<String> = definitions(dir)?
+            .into_iter()
+            .filter(|(_, object)| object["kind"] == "CompositeResourceDefinition")
+            .map(|(name, _)| name)
+            .collect();
+        let xr: Yaml = serde_yaml::from_str(&read(&dir.join("xr.yaml"))?)
+            .map_err(|e| format!("{}: {e}", dir.join("xr.yaml").display()))?;
+        for field in ["name", "namespace"] {
+            if let Some(value) = xr["metadata"][field].as_str() {
+                keys.push(format!("xr {value}"));
+            }
+        }
+        let (mut joined, rest): (Vec<_>, Vec<_>) = groups
+            .into_iter()
+            .partition(|(theirs, _)| theirs.iter().any(|key| keys.contains(key)));
+        groups = rest;
+        let mut merged = (keys, Vec::new());
+        for (keys, dirs) in joined.drain(..) {
+            merged.0.extend(keys);
+            merged.1.extend(dirs);
+        }
+        merged.1.push(dir.clone());
+        groups.push(merged);
+    }
+    Ok(groups.into_iter().map(|(_, dirs)| dirs).collect())
 }
 
 /// The documents of an example's `crds/`, with their names.
@@ -233,24 +321,14 @@ fn definitions(dir: &Path) -> Step<Vec<(String, Yaml)>> {
     Ok(all)
 }
 
-/// Installs the example's CRDs and XRDs. A CRD stands for a provider's, so
-/// it gains what a provider's CRD has and the example's small one leaves
-/// out: a status subresource whose fields are kept. CRDs Crossplane
-/// installs itself (Usages) are left as Crossplane made them. Returns the
-/// managed kinds, `plural.group`, for the stand-in provider.
-fn install_definitions(cluster: &Cluster, dir: &Path) -> Step<Vec<String>> {
-    let mut kinds = Vec::new();
+/// Installs the example's XRDs (its CRDs are in place, [`preinstall`]),
+/// and whatever else its `crds/` hold but CRDs Crossplane installs itself
+/// (Usages), and waits until the XR's CRD serves the XRD's spec fields.
+fn install_definitions(cluster: &Cluster, dir: &Path) -> Step {
     let mut composite = Vec::new();
-    for (name, mut object) in definitions(dir)? {
+    for (name, object) in definitions(dir)? {
         match object["kind"].as_str() {
-            Some("CustomResourceDefinition") => {
-                let group = name.split_once('.').map_or("", |(_, group)| group);
-                if CROSSPLANES.contains(&group) {
-                    continue;
-                }
-                with_status(&mut object);
-                kinds.push(name.clone());
-            }
+            Some("CustomResourceDefinition") => continue,
             Some("CompositeResourceDefinition") => {
                 let fields: Vec<String> = object["spec"]["versions"][0]["schema"]
                     ["openAPIV3Schema"]["properties"]["spec"]["properties"]
@@ -262,9 +340,6 @@ fn install_definitions(cluster: &Cluster, dir: &Path) -> Step<Vec<String>> {
             _ => {}
         }
         cluster.apply(&serde_yaml::to_string(&object).map_err(|e| e.to_string())?)?;
-        if object["kind"] == "CustomResourceDefinition" {
-            wait_established(cluster, &name)?;
-        }
     }
     for (xrd, fields) in composite {
         // Crossplane defines the XR's own CRD, named as the XRD is. An
@@ -286,7 +361,7 @@ fn install_definitions(cluster: &Cluster, dir: &Path) -> Step<Vec<String>> {
             },
         )?;
     }
-    Ok(kinds)
+    Ok(())
 }
 
 fn wait_established(cluster: &Cluster, crd: &str) -> Step {

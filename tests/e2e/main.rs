@@ -22,15 +22,22 @@ mod scenarios;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::sync::{Mutex, OnceLock, mpsc};
+use std::time::{Duration, Instant};
 
 use cluster::{Cluster, is_alive};
+use provider::Provider;
+
+/// Cases running at once: most wait on reconciles and the garbage
+/// collector far more than they use the CPU.
+const PARALLEL: usize = 5;
 
 /// Flags the DeploymentRuntimeConfig passes, as a user would set them.
 const FLAGS: &[&str] = &["--timeout-seconds", "30"];
 
 type Scenario = fn(&Cluster) -> cluster::Step<String>;
 
-/// The scenarios, in order.
+/// The scenarios that run beside the examples and each other.
 const SCENARIOS: &[(&str, Scenario)] = &[
     (
         "what_the_script_sets_is_what_the_cluster_holds",
@@ -48,13 +55,24 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         "a_client_without_crossplanes_certificate_is_refused",
         scenarios::a_client_without_crossplanes_certificate_is_refused,
     ),
-    (
-        "replicas_share_calls_and_dying_ones_lose_nothing",
-        scenarios::replicas_share_calls_and_dying_ones_lose_nothing,
-    ),
 ];
 
+/// The scenarios that run after everything else, one at a time: they kill
+/// the function's processes.
+const ALONE: &[(&str, Scenario)] = &[(
+    "replicas_share_calls_and_dying_ones_lose_nothing",
+    scenarios::replicas_share_calls_and_dying_ones_lose_nothing,
+)];
+
+/// What one of the suite's threads takes on.
+enum Task {
+    /// Examples that run one after the other ([`examples::groups`]).
+    Examples(Vec<PathBuf>),
+    Scenario(&'static str, Scenario),
+}
+
 fn main() -> ExitCode {
+    START.get_or_init(Instant::now);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let required = std::env::var("E2E").as_deref() == Ok("1");
     let xpkg = root.join("target/package/function-starlark.xpkg");
@@ -87,6 +105,7 @@ fn main() -> ExitCode {
         }
     };
 
+    println!("e2e: the control plane is up [{}]", since_start());
     let mut passed = 0;
     let mut failed = Vec::new();
     let dirs: Vec<PathBuf> = example_dirs(&root)
@@ -98,40 +117,53 @@ fn main() -> ExitCode {
             ))
         })
         .collect();
-    if let Err(e) = examples::preinstall(cluster, &dirs) {
-        failed.push(format!("examples: their CRDs: {e}"));
-    }
-    for dir in dirs {
-        let name = format!("examples::{}", dir.file_name().unwrap().to_string_lossy());
-        if !selected(&name) {
-            continue;
-        }
-        let outcome = examples::converge(cluster, &dir).map(|done| {
-            format!(
-                "{} calls, {:.1} s to settle",
-                done.calls,
-                done.wall.as_secs_f64()
-            )
-        });
-        record(name, outcome, &mut passed, &mut failed);
-    }
-
-    if SCENARIOS
-        .iter()
-        .any(|(name, _)| selected(&format!("scenarios::{name}")))
+    let selected_scenarios = |list: &'static [(&'static str, Scenario)]| {
+        list.iter()
+            .filter(|(name, _)| selected(&format!("scenarios::{name}")))
+            .collect::<Vec<_>>()
+    };
+    let (mut beside, mut alone) = (selected_scenarios(SCENARIOS), selected_scenarios(ALONE));
+    if !(beside.is_empty() && alone.is_empty())
+        && let Err(e) = scenarios::install(cluster)
     {
-        match scenarios::install(cluster) {
-            Ok(()) => {
-                for (name, scenario) in SCENARIOS {
-                    let name = format!("scenarios::{name}");
-                    if !selected(&name) {
-                        continue;
-                    }
-                    record(name, scenario(cluster), &mut passed, &mut failed);
-                }
+        failed.push(format!("scenarios: the probe's definitions: {e}"));
+        (beside, alone) = (Vec::new(), Vec::new());
+    }
+    let mut tasks: Vec<Task> = Vec::new();
+    let mut provider = None;
+    if !dirs.is_empty() {
+        match examples::preinstall(cluster, &dirs).and_then(|kinds| {
+            let groups = examples::groups(&dirs)?;
+            Ok((kinds, groups))
+        }) {
+            Ok((mut kinds, mut groups)) => {
+                // Deployments report Available once their pods run;
+                // nothing runs pods here, so the provider stands in for
+                // that too.
+                kinds.push("deployments.apps".into());
+                provider = Some(Provider::start(cluster, kinds, Duration::from_secs(1)));
+                // The longest groups first: tasks are taken from the end.
+                groups.sort_by_key(Vec::len);
+                tasks.extend(groups.into_iter().map(Task::Examples));
             }
-            Err(e) => failed.push(format!("scenarios: the probe's definitions: {e}")),
+            Err(e) => failed.push(format!("examples: {e}")),
         }
+    }
+    // The scenarios before the examples: they wait longest.
+    tasks.extend(
+        beside
+            .iter()
+            .map(|(name, scenario)| Task::Scenario(name, *scenario)),
+    );
+    run_all(cluster, provider.as_ref(), tasks, &mut passed, &mut failed);
+    drop(provider);
+    for (name, scenario) in alone {
+        record(
+            format!("scenarios::{name}"),
+            scenario(cluster),
+            &mut passed,
+            &mut failed,
+        );
     }
 
     // The load test runs only when asked for by name: three runs of 200
@@ -172,8 +204,9 @@ fn main() -> ExitCode {
 
     let verdict = if failed.is_empty() { "ok" } else { "FAILED" };
     println!(
-        "\ntest result: {verdict}. {passed} passed; {} failed; 0 ignored",
-        failed.len()
+        "\ntest result: {verdict}. {passed} passed; {} failed; 0 ignored; finished in {}",
+        failed.len(),
+        since_start()
     );
     for failure in &failed {
         println!("    {failure}");
@@ -185,6 +218,61 @@ fn main() -> ExitCode {
     }
 }
 
+/// Runs the tasks [`PARALLEL`] at a time, taking them from the end of
+/// the list, and records each case's outcome as it comes.
+fn run_all(
+    cluster: &'static Cluster,
+    provider: Option<&Provider>,
+    tasks: Vec<Task>,
+    passed: &mut usize,
+    failed: &mut Vec<String>,
+) {
+    let queue = Mutex::new(tasks);
+    let (done, outcomes) = mpsc::channel();
+    std::thread::scope(|scope| {
+        for _ in 0..PARALLEL {
+            let (queue, done) = (&queue, done.clone());
+            scope.spawn(move || {
+                loop {
+                    let task = queue.lock().expect("the suite's tasks").pop();
+                    match task {
+                        None => break,
+                        Some(Task::Scenario(name, scenario)) => {
+                            let _ = done.send((format!("scenarios::{name}"), scenario(cluster)));
+                        }
+                        Some(Task::Examples(group)) => {
+                            let provider = provider.expect("examples run with the provider");
+                            for dir in group {
+                                let _ = done.send(example(cluster, provider, &dir));
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        drop(done);
+        for (name, outcome) in outcomes {
+            record(name, outcome, passed, failed);
+        }
+    });
+}
+
+fn example(
+    cluster: &'static Cluster,
+    provider: &Provider,
+    dir: &Path,
+) -> (String, cluster::Step<String>) {
+    let name = format!("examples::{}", dir.file_name().unwrap().to_string_lossy());
+    let outcome = examples::converge(cluster, provider, dir).map(|done| {
+        format!(
+            "{} calls, {:.1} s to settle",
+            done.calls,
+            done.wall.as_secs_f64()
+        )
+    });
+    (name, outcome)
+}
+
 /// Prints a case's outcome as libtest does and counts it.
 fn record(
     name: String,
@@ -194,15 +282,25 @@ fn record(
 ) {
     match outcome {
         Ok(summary) => {
-            println!("test {name} ... ok ({summary})");
+            println!("test {name} ... ok ({summary}) [{}]", since_start());
             *passed += 1;
         }
         Err(e) => {
-            println!("test {name} ... FAILED\n    {e}");
+            println!("test {name} ... FAILED [{}]\n    {e}", since_start());
             failed.push(name);
         }
     }
 }
+
+/// Seconds since the suite started, to see where its time goes.
+fn since_start() -> String {
+    format!(
+        "{:.0} s",
+        START.get_or_init(Instant::now).elapsed().as_secs_f64()
+    )
+}
+
+static START: OnceLock<Instant> = OnceLock::new();
 
 fn prerequisites(xpkg: &Path) -> Result<(), String> {
     let uid = Command::new("id")

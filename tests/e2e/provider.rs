@@ -4,11 +4,12 @@
 //! it first appears, so readiness, `depends_on` sequencing and gating play
 //! out over several reconciles as they would against AWS. What the cloud
 //! would report besides (an ARN, a project number) comes from the
-//! example's `observed.yaml`, by composition resource name.
+//! example's `observed.yaml`, by the XR that composed the resource and its
+//! composition resource name.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -16,35 +17,47 @@ use serde_json::Value;
 
 use crate::cluster::{Cluster, condition};
 
+/// What the cloud reports, by XR name, then by composition resource name.
+type Reports = HashMap<String, HashMap<String, Value>>;
+
 pub struct Provider {
     stop: Arc<AtomicBool>,
+    reports: Arc<Mutex<Reports>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Provider {
     /// Watches `kinds` (`plural.group`), marking each resource ready
     /// `delay` after it is first seen. One `kubectl get` a second lists
-    /// them all: the control plane shares two cores with the suite.
-    pub fn start(
-        cluster: &'static Cluster,
-        kinds: Vec<String>,
-        reported: HashMap<String, Value>,
-        delay: Duration,
-    ) -> Provider {
+    /// them all, for every example at once: the control plane shares two
+    /// cores with the suite.
+    pub fn start(cluster: &'static Cluster, kinds: Vec<String>, delay: Duration) -> Provider {
         let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let reports = Arc::new(Mutex::new(Reports::new()));
+        let (flag, shared) = (stop.clone(), reports.clone());
         let thread = std::thread::spawn(move || {
             let mut seen: HashMap<String, Instant> = HashMap::new();
             let kinds = kinds.join(",");
             while !flag.load(Ordering::Relaxed) {
-                mark_ready(cluster, &kinds, &reported, delay, &mut seen);
+                mark_ready(cluster, &kinds, &shared, delay, &mut seen);
                 std::thread::sleep(Duration::from_secs(1));
             }
         });
         Provider {
             stop,
+            reports,
             thread: Some(thread),
         }
+    }
+
+    /// What the cloud reports for the resources the XR `xr` composes,
+    /// by composition resource name; replaces what an earlier XR of that
+    /// name had.
+    pub fn report(&self, xr: &str, reported: HashMap<String, Value>) {
+        self.reports
+            .lock()
+            .expect("the provider's reports")
+            .insert(xr.to_string(), reported);
     }
 }
 
@@ -60,7 +73,7 @@ impl Drop for Provider {
 fn mark_ready(
     cluster: &Cluster,
     kinds: &str,
-    reported: &HashMap<String, Value>,
+    reports: &Mutex<Reports>,
     delay: Duration,
     seen: &mut HashMap<String, Instant>,
 ) {
@@ -79,13 +92,21 @@ fn mark_ready(
         }
         let name = item["metadata"]["name"].as_str().unwrap_or_default();
         let now = "2026-01-01T00:00:00Z";
-        let key = item["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
+        let metadata = &item["metadata"];
+        let xr = metadata["labels"]["crossplane.io/composite"]
             .as_str()
             .unwrap_or_default();
-        let mut status = reported
-            .get(key)
-            .cloned()
-            .unwrap_or_else(|| serde_json::json!({"atProvider": {"id": name}}));
+        let key = metadata["annotations"]["crossplane.io/composition-resource-name"]
+            .as_str()
+            .unwrap_or_default();
+        let reported = reports
+            .lock()
+            .expect("the provider's reports")
+            .get(xr)
+            .and_then(|by_key| by_key.get(key))
+            .cloned();
+        let mut status =
+            reported.unwrap_or_else(|| serde_json::json!({"atProvider": {"id": name}}));
         status["conditions"] = serde_json::json!([
             {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": now},
             {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": now},

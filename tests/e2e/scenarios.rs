@@ -446,9 +446,11 @@ pub fn a_response_ttl_requeues_and_a_settled_xr_is_left_alone(cluster: &Cluster)
     std::thread::sleep(Duration::from_secs(20));
     let quick = calls_for(cluster, "quick") - quick;
     let quiet = calls_for(cluster, "quiet") - quiet;
+    // Four requeues, give or take one a busy control plane delays past
+    // the window or an event adds; Crossplane's own poll interval is 60 s.
     expect(
-        (3..=6).contains(&quick) && quiet == 0,
-        "over 20 s: 3-6 calls with a 5 s TTL, none without one",
+        (2..=6).contains(&quick) && quiet == 0,
+        "over 20 s: 2-6 calls with a 5 s TTL, none without one",
         &serde_json::json!({"quick": quick, "quiet": quiet}),
     )?;
     for name in ["quick", "quiet"] {
