@@ -32,7 +32,8 @@ use provider::Provider;
 /// collector far more than they use the CPU.
 const PARALLEL: usize = 5;
 
-/// Flags the DeploymentRuntimeConfig passes, as a user would set them.
+/// Flags the DeploymentRuntimeConfig passes, as a user would set them;
+/// `E2E_FLAGS` adds more (to compare engine settings under load).
 const FLAGS: &[&str] = &["--timeout-seconds", "30"];
 
 type Scenario = fn(&Cluster) -> cluster::Step<String>;
@@ -93,7 +94,13 @@ fn main() -> ExitCode {
     let selected =
         |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
 
-    let cluster = match Cluster::up(&root, &xpkg, FLAGS) {
+    let extra = std::env::var("E2E_FLAGS").unwrap_or_default();
+    let flags: Vec<&str> = FLAGS
+        .iter()
+        .copied()
+        .chain(extra.split_whitespace())
+        .collect();
+    let cluster = match Cluster::up(&root, &xpkg, &flags) {
         Ok(cluster) => &*Box::leak(Box::new(cluster)),
         Err(e) => {
             eprintln!("e2e: the control plane did not come up: {e}");

@@ -353,6 +353,26 @@ pub fn replicas_share_calls_and_dying_ones_lose_nothing(cluster: &Cluster) -> St
         "both replicas received calls",
         &serde_json::json!(called),
     )?;
+    // Each XR's dependency is protected by a Usage of its own: Usages
+    // named only after the two resources would be one object, owned by the
+    // first XR and refused to the others (Synced=False).
+    let mut usages = BTreeMap::new();
+    for name in &first {
+        let object = xr(cluster, name)?;
+        for reference in object["spec"]["crossplane"]["resourceRefs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["kind"] == "Usage")
+        {
+            usages.insert(reference["name"].to_string(), name.clone());
+        }
+    }
+    expect(
+        usages.len() == first.len(),
+        "one Usage per XR, each its own",
+        &serde_json::json!(usages),
+    )?;
     let before = uids(cluster, &first)?;
 
     // One replica dies in the middle of new reconciles.
