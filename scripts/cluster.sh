@@ -264,7 +264,7 @@ up() {
         --tls-client-certs-dir "${client}" \
         --xpkg-cache-dir "${CLUSTER_DIR}/cache/xpkg" --xfn-cache-dir "${CLUSTER_DIR}/cache/xfn" \
         --metrics-port "${CROSSPLANE_METRICS_PORT}" --health-probe-port "${CROSSPLANE_HEALTH_PORT}" \
-        --webhook-port "${CROSSPLANE_WEBHOOK_PORT}"
+        --webhook-port "${CROSSPLANE_WEBHOOK_PORT}" ${CROSSPLANE_FLAGS:-}
     wait_for crossplane 60 curl -sf "http://127.0.0.1:${CROSSPLANE_HEALTH_PORT}/healthz"
 
     cat >"${CLUSTER_DIR}/registry.yaml" <<EOF

@@ -184,7 +184,7 @@ fn main() -> ExitCode {
             .ok()
             .and_then(|n| n.parse().ok())
             .unwrap_or(3);
-        let installed = scenarios::install(cluster);
+        let installed = scenarios::install(cluster).and_then(|()| scenarios::warm_up(cluster));
         for run in 1..=runs {
             let name = format!("scenarios::load (run {run} of {runs})");
             let outcome = installed
