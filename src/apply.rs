@@ -21,6 +21,7 @@ use crate::input::UsageApi;
 use crate::request::Request;
 use sequencing::Sequencing;
 
+mod operation;
 mod schemas;
 mod sequencing;
 
@@ -63,6 +64,17 @@ pub fn apply_fatal(rsp: &mut RunFunctionResponse, effects: &Effects, message: St
     apply_requirements(rsp, effects);
 }
 
+/// What the script left in its writable globals, each converted for the
+/// response, or the conversion's complaint.
+pub struct Written {
+    /// The desired composite body.
+    pub dxr: Result<Struct, String>,
+    /// The pipeline context.
+    pub context: Result<Struct, String>,
+    /// An Operation step's output.
+    pub output: Result<Struct, String>,
+}
+
 /// Bodies of composed resources already encoded, by resource name: the
 /// response holds their other fields, and its encoding takes the body from
 /// here (see `wire::response`).
@@ -75,10 +87,13 @@ pub fn apply_success(
     bodies: &mut EncodedBodies,
     request: &Request,
     effects: &Effects,
-    dxr: Result<Struct, String>,
-    context: Result<Struct, String>,
+    written: Written,
     settings: &DependencySettings,
 ) -> Result<Applied, Error> {
+    if request.is_operation() {
+        return operation::apply(rsp, bodies, effects, written);
+    }
+    let Written { dxr, context, .. } = written;
     // Applying is the last use of what the run emitted: take it rather than copy.
     let mut resources = std::mem::take(&mut *effects.resources.borrow_mut());
     let sequencing = sequencing::sequence(rsp, request, effects, &mut resources, settings)?;

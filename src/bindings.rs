@@ -1,6 +1,6 @@
 //! The per-request globals: `oxr`, `dxr`, `observed`, `context`,
-//! `environment` and `extra_resources`, built from the request on the
-//! run's module. The read-only ones live on the module's frozen heap, so
+//! `environment`, `extra_resources`, and for Operations `output` and
+//! `watched`, built from the request on the run's module. The read-only ones live on the module's frozen heap, so
 //! every mutation fails as it does in the reference.
 
 use function_sdk_rust::proto::v1::{Resources, RunFunctionRequest};
@@ -21,6 +21,10 @@ use crate::values::attr_dict::FrozenAttrDict;
 /// The context key holding the EnvironmentConfig data.
 pub const ENVIRONMENT_KEY: &str = "apiextensions.crossplane.io/environment";
 
+/// The required resource under which a WatchOperation hands its function
+/// the resource that changed.
+pub const WATCHED_RESOURCE_KEY: &str = "ops.crossplane.io/watched-resource";
+
 static EMPTY: std::sync::LazyLock<Struct> = std::sync::LazyLock::new(Struct::default);
 
 /// The read-only request globals, built once per request on a heap every
@@ -32,20 +36,26 @@ pub struct Shared {
     observed: FrozenValue,
     environment: FrozenValue,
     extra_resources: FrozenValue,
+    /// The resource a WatchOperation watched, or `None`.
+    watched: FrozenValue,
     /// Loaded modules cannot share the main script's mutable `dxr` and
     /// `context` (they live on its heap); they see these read-only copies.
     dxr_snapshot: FrozenValue,
     context_snapshot: FrozenValue,
+    /// What loaded modules see as `output`: an empty, read-only dict.
+    output_snapshot: FrozenValue,
 }
 
 /// The names [`Shared`] binds in every module, which modules never export.
-pub const REQUEST_GLOBALS: [&str; 6] = [
+pub const REQUEST_GLOBALS: [&str; 8] = [
     "oxr",
     "dxr",
     "observed",
     "context",
     "environment",
     "extra_resources",
+    "output",
+    "watched",
 ];
 
 fn desired_composite(request: &RunFunctionRequest) -> &Struct {
@@ -124,19 +134,23 @@ impl Shared {
             .map_err(globals("environment"))?;
         let extra_resources =
             extra_resources(&frozen, request).map_err(globals("extra_resources"))?;
+        let watched = watched(&frozen, request).map_err(globals("watched"))?;
+        let output_snapshot = frozen_plain_dict(&frozen, Vec::new());
         Ok(Shared {
             heap: frozen.into_ref(),
             oxr,
             observed,
             environment,
             extra_resources,
+            watched,
             dxr_snapshot,
             context_snapshot,
+            output_snapshot,
         })
     }
 
     /// Binds the globals of the main script: the shared read-only ones and
-    /// fresh writable `dxr` and `context`.
+    /// fresh writable `dxr`, `context` and `output`.
     pub fn bind_main(&self, module: &Module<'_>, request: &RunFunctionRequest) {
         let heap = module.heap();
         // The snapshots converted without error, so these conversions cannot fail.
@@ -144,7 +158,9 @@ impl Shared {
             .unwrap_or_else(|_| self.dxr_snapshot.to_value());
         let context = struct_to_value(heap, context_body(request), Flavor::Plain)
             .unwrap_or_else(|_| self.context_snapshot.to_value());
-        self.bind(module, dxr, context);
+        let output = struct_to_value(heap, &EMPTY, Flavor::Plain)
+            .unwrap_or_else(|_| self.output_snapshot.to_value());
+        self.bind(module, dxr, context, output);
     }
 
     /// Binds the globals of a loaded module: all of them read-only.
@@ -153,10 +169,11 @@ impl Shared {
             module,
             self.dxr_snapshot.to_value(),
             self.context_snapshot.to_value(),
+            self.output_snapshot.to_value(),
         );
     }
 
-    fn bind<'v>(&self, module: &Module<'v>, dxr: Value<'v>, context: Value<'v>) {
+    fn bind<'v>(&self, module: &Module<'v>, dxr: Value<'v>, context: Value<'v>, output: Value<'v>) {
         module.frozen_heap().add_reference(&self.heap);
         let values = [
             self.oxr.to_value(),
@@ -165,6 +182,8 @@ impl Shared {
             context,
             self.environment.to_value(),
             self.extra_resources.to_value(),
+            output,
+            self.watched.to_value(),
         ];
         for (name, value) in REQUEST_GLOBALS.iter().zip(values) {
             module.set(name, value);
@@ -174,6 +193,7 @@ impl Shared {
             self.observed.to_value(),
             self.extra_resources.to_value(),
             context,
+            output,
         ]));
         module.set_extra_value(originals);
     }
@@ -195,6 +215,27 @@ fn struct_like(
 /// the Go implementation's lazily converted bodies do.
 fn broken(frozen: &FrozenHeap, e: crate::convert::ConvertError) -> FrozenValue {
     frozen.alloc(FrozenAttrDict::broken(e.to_string()))
+}
+
+/// The resource a WatchOperation watched (the first under
+/// [`WATCHED_RESOURCE_KEY`] in the request's required resources), or `None`.
+fn watched(
+    frozen: &starlark::values::FrozenHeap,
+    request: &RunFunctionRequest,
+) -> Result<FrozenValue, crate::convert::ConvertError> {
+    let body = request
+        .required_resources
+        .get(WATCHED_RESOURCE_KEY)
+        .and_then(|resources| resources.items.first())
+        .and_then(|item| item.resource.as_ref());
+    match body {
+        None => Ok(FrozenValue::new_none()),
+        Some(body) => match struct_to_frozen(frozen, body, Flavor::Attr) {
+            Ok(value) => Ok(value),
+            Err(e) if e.is_malformed() => Err(e),
+            Err(e) => Ok(broken(frozen, e)),
+        },
+    }
 }
 
 fn extra_resources(

@@ -348,6 +348,8 @@ pub struct Originals<'v> {
     pub extra_resources: Value<'v>,
     /// The pipeline context, writable.
     pub context: Value<'v>,
+    /// An Operation step's output, writable.
+    pub output: Value<'v>,
 }
 
 impl<'v> Originals<'v> {
@@ -355,11 +357,12 @@ impl<'v> Originals<'v> {
     pub fn of(module: &Module<'v>) -> Option<Self> {
         let tuple = TupleRef::from_value(module.extra_value()?)?;
         match tuple.content() {
-            [dxr, observed, extra_resources, context] => Some(Originals {
+            [dxr, observed, extra_resources, context, output] => Some(Originals {
                 dxr: *dxr,
                 observed: *observed,
                 extra_resources: *extra_resources,
                 context: *context,
+                output: *output,
             }),
             _ => None,
         }
@@ -373,5 +376,10 @@ impl<'v> Originals<'v> {
     /// `context` converted for the response.
     pub fn context_struct(&self) -> Result<Struct, String> {
         value_to_struct(self.context, ToPb::PLAIN).map_err(|e| e.to_string())
+    }
+
+    /// `output` converted for the response.
+    pub fn output_struct(&self) -> Result<Struct, String> {
+        value_to_struct(self.output, ToPb::PLAIN).map_err(|e| e.to_string())
     }
 }

@@ -107,6 +107,14 @@ pub enum Error {
     #[error("applying context: converting context: {0}")]
     Context(String),
 
+    /// `output` holds something that cannot be written to the response.
+    #[error("applying output: converting output: {0}")]
+    Output(String),
+
+    /// An Operation's script asked for what an Operation cannot do.
+    #[error("{0}")]
+    Operation(String),
+
     /// The evaluation thread could not be started or did not answer.
     #[error("cannot run the script: {0}")]
     Internal(String),

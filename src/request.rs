@@ -161,6 +161,27 @@ impl Request {
         }
     }
 
+    /// Whether the request comes from an Operation rather than a
+    /// composite's reconcile. The proto has no field that says so:
+    /// Crossplane's composite reconciler always sends the observed
+    /// composite, and its Operation controller sends nothing observed. Both
+    /// come from Crossplane 2, which advertises its capabilities on every
+    /// request; a request with neither (one written by hand, or Crossplane
+    /// 1's) runs as a composition, as it always has.
+    pub fn is_operation(&self) -> bool {
+        self.proto
+            .meta
+            .as_ref()
+            .is_some_and(|meta| !meta.capabilities.is_empty())
+            && self.composite.is_none()
+            && self
+                .proto
+                .observed
+                .as_ref()
+                .and_then(|o| o.composite.as_ref())
+                .is_none()
+    }
+
     /// The observed composite's strings a run reads besides `oxr` (each
     /// empty when missing or not a string).
     pub fn composite_head(&self) -> CompositeHead<'_> {

@@ -84,7 +84,11 @@ fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool) ->
             Ok(())
         }
         run::Outcome::Failed(e) => Err(e),
-        run::Outcome::Completed { dxr, context } => {
+        run::Outcome::Completed {
+            dxr,
+            context,
+            output,
+        } => {
             let settings = DependencySettings {
                 usage_api: if job.usage_api_v1 {
                     UsageApi::V1
@@ -99,8 +103,11 @@ fn evaluate(runtime: &Runtime, mut job: Job, cancel: &AtomicBool, hard: bool) ->
                 &mut bodies,
                 &request,
                 effects,
-                dxr,
-                context,
+                apply::Written {
+                    dxr,
+                    context,
+                    output,
+                },
                 &settings,
             )
             .map(|applied| {

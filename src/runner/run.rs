@@ -43,6 +43,8 @@ pub enum Outcome {
         dxr: Result<Struct, String>,
         /// The pipeline context.
         context: Result<Struct, String>,
+        /// An Operation step's output.
+        output: Result<Struct, String>,
     },
     /// It failed: globals could not be built, it did not compile, it raised
     /// an error, or it called `fatal()` (`Error::Fatal`).
@@ -161,6 +163,7 @@ impl Runtime {
             Outcome::Completed {
                 dxr: originals.dxr_struct(),
                 context: originals.context_struct(),
+                output: originals.output_struct(),
             }
         })
     }

@@ -92,7 +92,9 @@ pub fn outcome_of(e: &Error) -> Outcome {
         | Error::Runtime(_)
         | Error::Dependency(_)
         | Error::Dxr(_)
-        | Error::Context(_) => Outcome::ScriptError,
+        | Error::Context(_)
+        | Error::Output(_)
+        | Error::Operation(_) => Outcome::ScriptError,
     }
 }
 

@@ -20,6 +20,7 @@ mod modules;
 mod mutable_struct;
 mod oci;
 mod operability;
+mod operations;
 mod package;
 mod recursion;
 mod registry;

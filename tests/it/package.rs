@@ -46,4 +46,11 @@ fn the_package_metadata_describes_the_function() {
     ] {
         assert!(meta["metadata"]["annotations"][key].is_string(), "{key}");
     }
+    // Crossplane refuses to run an Operation step whose function does not
+    // declare `operation`; one that declares nothing counts as
+    // composition-only.
+    assert_eq!(
+        meta["spec"]["capabilities"],
+        serde_json::json!(["composition", "operation"])
+    );
 }

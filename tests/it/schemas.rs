@@ -29,7 +29,10 @@ fn bucket_schema() -> serde_json::Value {
 }
 
 fn run(validate: Option<bool>, capabilities: &[i32], schemas: bool) -> serde_json::Value {
-    let mut request = common::with_source(common::request("{}"), SCRIPT);
+    // A composite's reconcile, as Crossplane sends it: with the observed XR
+    // (without it, a request advertising capabilities is an Operation's).
+    let observed = "observed: {composite: {resource: {apiVersion: example.org/v1, kind: XR, metadata: {name: x}}}}";
+    let mut request = common::with_source(common::request(observed), SCRIPT);
     let mut spec = serde_json::json!({"source": SCRIPT});
     if let Some(v) = validate {
         spec["validateSchemas"] = serde_json::Value::Bool(v);

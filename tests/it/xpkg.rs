@@ -110,6 +110,13 @@ fn the_package_installs_from_a_registry_and_its_binary_serves() {
         kinds.contains(&("Function", "function-starlark")),
         "{kinds:?}"
     );
+    // What Crossplane reads to let the function run Operation steps.
+    let function = documents.iter().find(|d| d["kind"] == "Function").unwrap();
+    assert_eq!(
+        function["spec"]["capabilities"],
+        serde_json::json!(["composition", "operation"]),
+        "the package's capabilities"
+    );
     assert!(
         kinds.contains(&(
             "CustomResourceDefinition",
