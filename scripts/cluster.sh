@@ -5,6 +5,7 @@
 # function's package. docs/live-control-plane.md says what each piece is for.
 #
 #   scripts/cluster.sh tools           build the tools that are missing, start nothing
+#   scripts/cluster.sh core            build Crossplane's core binary only (render's oracle)
 #   scripts/cluster.sh up              build what is missing, start what is not running
 #   scripts/cluster.sh install XPKG    push the package, install it as a Function and
 #                                      run its binary as the Deployment says
@@ -84,6 +85,19 @@ go_build() {
     rm -rf "${dir}"
 }
 
+# Crossplane's core binary: the control plane's, and the reconciler
+# `crossplane composition render --crossplane-binary` runs.
+build_core() {
+    mkdir -p "${CLUSTER_TOOLS}"
+    if [ ! -x "${CLUSTER_TOOLS}/crossplane" ]; then
+        # Packages state the Crossplane versions they need; an unstamped
+        # build has none and refuses them all.
+        go_build github.com/crossplane/crossplane/v2 "${CROSSPLANE_VERSION}" "" \
+            "-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=${CROSSPLANE_VERSION}" \
+            github.com/crossplane/crossplane/v2/cmd/crossplane
+    fi
+}
+
 build_tools() {
     mkdir -p "${CLUSTER_TOOLS}"
     if ! command -v etcd >/dev/null 2>&1; then
@@ -113,13 +127,7 @@ build_tools() {
             "-X ${stamp}.gitVersion=${K8S_VERSION} -X ${stamp}.gitMajor=1 -X ${stamp}.gitMinor=${minor%%.*}" \
             "${missing[@]}"
     fi
-    if [ ! -x "${CLUSTER_TOOLS}/crossplane" ]; then
-        # Packages state the Crossplane versions they need; an unstamped
-        # build has none and refuses them all.
-        go_build github.com/crossplane/crossplane/v2 "${CROSSPLANE_VERSION}" "" \
-            "-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=${CROSSPLANE_VERSION}" \
-            github.com/crossplane/crossplane/v2/cmd/crossplane
-    fi
+    build_core
     for tool in crane registry; do
         [ -x "${GOBIN}/${tool}" ] || die "${tool} is missing from ${GOBIN}: run scripts/test.sh once"
     done
@@ -427,6 +435,7 @@ down() {
 
 case "${1:-}" in
 tools) build_tools ;;
+core) build_core ;;
 up) up ;;
 install)
     shift
@@ -436,5 +445,5 @@ install)
 restart) restart ;;
 env) printf 'export KUBECONFIG=%s\nalias kubectl=%s\n' "${KUBECONFIG_FILE}" "${KUBECTL}" ;;
 down) down ;;
-*) die "usage: scripts/cluster.sh tools | up | install XPKG [FLAG...] | restart | env | down" ;;
+*) die "usage: scripts/cluster.sh tools | core | up | install XPKG [FLAG...] | restart | env | down" ;;
 esac

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every check CI runs: format, lints, unit/integration/golden tests, and
-# the examples rendered by the real `crossplane render` (crank) when the CLI
-# can be installed. Installs what it needs; run it from anywhere.
+# Runs every check CI runs: format, lints, unit/integration/golden tests, the
+# examples rendered by the real `crossplane composition render` when the CLI
+# can be installed, and under CI the live control plane. Installs what it
+# needs; run it from anywhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +22,7 @@ fi
 # module@version` asks the module proxy for the version list, which it
 # refuses for these modules, while building a pinned requirement works.
 go_tool() {
-    local name="$1" module="$2" version="$3" package="$4"
+    local name="$1" module="$2" version="$3" package="$4" ldflags="${5:-}"
     local gobin
     gobin="$(go env GOPATH)/bin"
     if [ -x "${gobin}/${name}" ]; then
@@ -34,14 +35,21 @@ go_tool() {
         cd "${dir}"
         printf 'module toolbuild\n\ngo 1.24\n\nrequire %s %s\n' "${module}" "${version}" > go.mod
         printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "${package}" > tools.go
-        go mod tidy >/dev/null 2>&1 && go build -o "${gobin}/${name}" "${package}"
+        go mod tidy >/dev/null 2>&1 && go build -ldflags "${ldflags}" -o "${gobin}/${name}" "${package}"
     ) || echo "WARNING: cannot build ${name}" >&2
     rm -rf "${dir}"
 }
 
-# The real client. Releases after v2.2.1 are not served by the module proxy
-# here, and newer ones render in a container; v2.2.1 renders against a
-# function on loopback.
+# The oracle of `render`: the crossplane CLI (its own module since v2.3),
+# stamped with its version, and Crossplane's core binary, whose reconciler
+# the CLI runs with --crossplane-binary instead of a container
+# (scripts/cluster.sh builds it, with the control plane's tools).
+go_tool crossplane github.com/crossplane/cli/v2 v2.5.0 \
+    github.com/crossplane/cli/v2/cmd/crossplane \
+    "-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v2.5.0"
+bash scripts/cluster.sh core || echo "WARNING: cannot build Crossplane's core binary" >&2
+# crank v2.2.1 builds the package (`crank xpkg build`) and drives the
+# profile-guided build's renders.
 CRANK_VERSION=v2.2.1
 if [ -z "${CRANK:-}" ] && ! crank render --help >/dev/null 2>&1; then
     go_tool crank github.com/crossplane/crossplane/v2 "${CRANK_VERSION}" \
@@ -52,7 +60,7 @@ go_tool crane github.com/google/go-containerregistry v0.22.1 \
     github.com/google/go-containerregistry/cmd/crane
 if [ "${CI:-}" = "true" ]; then
     gobin="$(go env GOPATH)/bin"
-    for tool in crank crane; do
+    for tool in crossplane function-starlark-cluster/crossplane crank crane; do
         if [ ! -x "${gobin}/${tool}" ] && ! command -v "${tool}" >/dev/null 2>&1; then
             echo "CI needs ${tool}, which could not be installed" >&2
             exit 1

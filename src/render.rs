@@ -482,6 +482,7 @@ impl Outcome {
     ) -> Vec<Value> {
         output::Rendered {
             xr: &inputs.xr,
+            composition: string_at(&inputs.composition, "metadata.name"),
             observed: &inputs.observed,
             desired: &self.desired,
             conditions: &self.conditions,

@@ -117,10 +117,10 @@ fn inputs(dir: &Path, case: &Value) -> Result<Inputs, String> {
     })
 }
 
-/// The inputs of the next reconcile: the composed resources just rendered
-/// are now observed (named `GENERATENAME + resource name` when they had no
-/// name), Ready when the script marked them ready or, with `assumeReady`,
-/// all of them; the XR keeps the status it was given.
+/// The inputs of the next reconcile: the composed resources just rendered,
+/// with the names Crossplane gave them, are now observed, Ready when the
+/// script marked them ready or, with `assumeReady`, all of them; the XR
+/// keeps the status it was given.
 fn next_reconcile(
     inputs: &mut Inputs,
     documents: &[Value],
@@ -140,10 +140,6 @@ fn next_reconcile(
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        if string_at(&doc, "metadata.name").is_empty() {
-            let generated = format!("{}{name}", string_at(&doc, "metadata.generateName"));
-            doc["metadata"]["name"] = Value::String(generated);
-        }
         let marked = outcome
             .desired
             .resources

@@ -157,12 +157,17 @@ pub fn check(expect: &Value, documents: &[Value], outcome: &Outcome, failures: &
         .into_iter()
         .flatten()
     {
+        // An event's type, Normal or Warning; `SEVERITY_NORMAL` and
+        // `normal` say the same.
         let severity = want.get("severity").and_then(Value::as_str).map(|s| {
-            if s.starts_with("SEVERITY_") {
-                s.to_owned()
-            } else {
-                format!("SEVERITY_{}", s.to_ascii_uppercase())
-            }
+            let s = s
+                .strip_prefix("SEVERITY_")
+                .unwrap_or(s)
+                .to_ascii_lowercase();
+            let mut chars = s.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_ascii_uppercase().to_string() + chars.as_str()
+            })
         });
         let pattern = want
             .get("message")

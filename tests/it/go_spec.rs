@@ -485,14 +485,21 @@ fn through_render(dir: &Path, e: &Example) -> (Seen, Value) {
     };
     let mut resources: Vec<String> = docs.iter().skip(1).filter_map(name_of).collect();
     resources.sort();
+    // The step's results, among the reconcile's events: Crossplane names
+    // the step in their messages and records them as Normal or Warning.
     let results = docs
         .iter()
         .filter(|d| d["kind"] == "Result")
-        .map(|r| {
-            (
-                r["severity"].as_str().unwrap_or_default().to_owned(),
-                r["message"].as_str().unwrap_or_default().to_owned(),
-            )
+        .filter_map(|r| {
+            let message = r["message"]
+                .as_str()
+                .unwrap_or_default()
+                .strip_prefix("Pipeline step \"spec\": ")?;
+            let severity = format!(
+                "SEVERITY_{}",
+                r["severity"].as_str().unwrap_or_default().to_uppercase()
+            );
+            Some((severity, message.to_owned()))
         })
         .filter(|(_, m)| m != SUCCESS)
         .collect();
