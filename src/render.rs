@@ -32,6 +32,7 @@ use crate::metrics::Metrics;
 use crate::runner::Runtime;
 
 pub mod load;
+pub mod operation;
 pub mod output;
 
 use load::{object, objects, string_at};
@@ -46,16 +47,23 @@ const MAX_REQUIREMENTS_ITERATIONS: usize = 5;
 /// `render`'s arguments and flags (crossplane render's, where they apply).
 #[derive(clap::Args, Debug, Clone)]
 pub struct RenderArgs {
-    /// A YAML file specifying the composite resource (XR) to render.
+    /// A YAML file specifying the composite resource (XR) to render, or an
+    /// Operation, CronOperation or WatchOperation (then the next argument
+    /// is the Functions file).
     pub composite_resource: PathBuf,
     /// A YAML file specifying the Composition to use to render the XR. Must
     /// be mode: Pipeline.
-    pub composition: PathBuf,
+    pub composition: Option<PathBuf>,
     /// A YAML file or directory of the Functions the pipeline names. A step
     /// whose Function's package is not function-starlark is an error;
     /// without this argument, a step is run here when its function's name
     /// contains `starlark`.
     pub functions: Option<PathBuf>,
+    /// The resource a WatchOperation watched: every step requires it as
+    /// `ops.crossplane.io/watched-resource`, and it is among the required
+    /// resources.
+    #[arg(short = 'w', long, value_name = "PATH")]
+    pub watched_resource: Option<PathBuf>,
     /// Context key and file of JSON/YAML to pass to the pipeline
     /// (KEY=FILE; repeat the flag for more keys).
     #[arg(long = "context-files", value_parser = key_value)]
@@ -129,17 +137,18 @@ pub fn main(args: &RenderArgs, options: Options) -> ExitCode {
         .build();
     let result = match runtime {
         Ok(runtime) => runtime.block_on(render(args, options)),
-        Err(e) => Err(RenderError::Invalid(format!(
-            "cannot start the async runtime: {e}"
-        ))),
+        Err(e) => Err((
+            "composite resource",
+            RenderError::Invalid(format!("cannot start the async runtime: {e}")),
+        )),
     };
     match result {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("function-starlark: error: cannot render composite resource: {e}");
+        Err((what, e)) => {
+            eprintln!("function-starlark: error: cannot render {what}: {e}");
             ExitCode::FAILURE
         }
     }
@@ -194,11 +203,57 @@ pub fn check_types(xr: &Value, composition: &Value) -> Result<(), RenderError> {
     Ok(())
 }
 
+/// The inputs of a composite's render: `args`' XR and Composition.
 fn read_inputs(args: &RenderArgs) -> Result<Inputs, RenderError> {
     let xr = object(&args.composite_resource)?;
-    let composition = object(&args.composition)?;
+    let Some(path) = &args.composition else {
+        return Err(RenderError::Invalid(
+            "render needs a Composition after the XR: render XR COMPOSITION [FUNCTIONS]".into(),
+        ));
+    };
+    if args.watched_resource.is_some() {
+        return Err(RenderError::Invalid(
+            "--watched-resource is for a WatchOperation; a composite has none".into(),
+        ));
+    }
+    let composition = object(path)?;
     check_types(&xr, &composition)?;
-    let starlark_functions = match &args.functions {
+    read_rest(args, xr, composition, args.functions.as_deref())
+}
+
+/// The inputs of an Operation's render: the Operation `object` stands
+/// for, the Functions file after it, the watched resource.
+fn read_operation_inputs(args: &RenderArgs, object: &Value) -> Result<Inputs, RenderError> {
+    if args.functions.is_some() {
+        return Err(RenderError::Invalid(
+            "an Operation's render takes the Functions file right after it: render OPERATION [FUNCTIONS]".into(),
+        ));
+    }
+    if args.observed_resources.is_some() {
+        return Err(RenderError::Invalid(
+            "an Operation observes nothing: -o is --observed-resources here (crossplane operation render's -o, --include-full-operation, is always on)".into(),
+        ));
+    }
+    let mut operation = operation::operation_of(object)?;
+    let mut inputs = read_rest(args, Value::Null, Value::Null, args.composition.as_deref())?;
+    if let Some(path) = &args.watched_resource {
+        let watched = load::object(path)?;
+        operation::inject_watched(&mut operation, &watched);
+        inputs.required.push(watched);
+    }
+    inputs.xr = operation;
+    Ok(inputs)
+}
+
+/// The inputs beyond the XR and the Composition, from `args`' flags and
+/// the Functions file at `functions`.
+fn read_rest(
+    args: &RenderArgs,
+    xr: Value,
+    composition: Value,
+    functions: Option<&std::path::Path>,
+) -> Result<Inputs, RenderError> {
+    let starlark_functions = match functions {
         None => None,
         Some(path) => Some(
             objects(path)?
@@ -396,6 +451,42 @@ fn credentials_of(
     Ok(out)
 }
 
+/// The step's name, when its function is function-starlark; otherwise an
+/// error naming the step and its function.
+fn starlark_step<'a>(step: &'a Value, inputs: &Inputs) -> Result<&'a str, RenderError> {
+    let name = string_at(step, "step");
+    let function_name = string_at(step, "functionRef.name");
+    let ours = match &inputs.starlark_functions {
+        Some(names) => names.iter().any(|n| n == function_name),
+        None => function_name.contains("starlark"),
+    };
+    if ours {
+        Ok(name)
+    } else {
+        Err(RenderError::OtherFunction {
+            step: name.to_owned(),
+            function: function_name.to_owned(),
+        })
+    }
+}
+
+/// What Crossplane 2 sends with every request: the capabilities it has.
+fn request_meta() -> RequestMeta {
+    RequestMeta {
+        tag: String::new(),
+        capabilities: [
+            Capability::Capabilities,
+            Capability::RequiredResources,
+            Capability::Credentials,
+            Capability::Conditions,
+            Capability::RequiredSchemas,
+        ]
+        .into_iter()
+        .map(|c| c as i32)
+        .collect(),
+    }
+}
+
 /// Runs one step, again while its requirements change.
 async fn run_step(
     function: &StarlarkFunction,
@@ -493,17 +584,39 @@ impl Outcome {
     }
 }
 
-/// The render's whole output text.
-async fn render(args: &RenderArgs, options: Options) -> Result<String, RenderError> {
-    let inputs = read_inputs(args)?;
+/// The render's whole output text, or what was being rendered and why it
+/// failed.
+async fn render(
+    args: &RenderArgs,
+    options: Options,
+) -> Result<String, (&'static str, RenderError)> {
+    let first = object(&args.composite_resource).map_err(|e| ("composite resource", e))?;
+    if operation::is_operation(&first) {
+        let failed = |e| ("operation", e);
+        let inputs = read_operation_inputs(args, &first).map_err(failed)?;
+        let function = function(options, |_| {});
+        let outcome = operation::pipeline(&function, &inputs)
+            .await
+            .map_err(failed)?;
+        return output::text(&operation::documents(
+            &inputs.xr,
+            &outcome,
+            args.include_function_results,
+            args.include_context,
+        ))
+        .map_err(failed);
+    }
+    let failed = |e| ("composite resource", e);
+    let inputs = read_inputs(args).map_err(failed)?;
     let function = function(options, |_| {});
-    let outcome = pipeline(&function, &inputs).await?;
+    let outcome = pipeline(&function, &inputs).await.map_err(failed)?;
     output::text(&outcome.documents(
         &inputs,
         args.include_full_xr,
         args.include_function_results,
         args.include_context,
     ))
+    .map_err(failed)
 }
 
 /// Runs the Composition's pipeline on `inputs`.
@@ -548,18 +661,7 @@ pub async fn pipeline(
         .cloned()
         .unwrap_or_default();
     for step in &steps {
-        let name = string_at(step, "step");
-        let function_name = string_at(step, "functionRef.name");
-        let ours = match &inputs.starlark_functions {
-            Some(names) => names.iter().any(|n| n == function_name),
-            None => function_name.contains("starlark"),
-        };
-        if !ours {
-            return Err(RenderError::OtherFunction {
-                step: name.to_owned(),
-                function: function_name.to_owned(),
-            });
-        }
+        let name = starlark_step(step, inputs)?;
         let required_resources = step
             .pointer("/requirements/requiredResources")
             .and_then(Value::as_array)
@@ -573,19 +675,7 @@ pub async fn pipeline(
             })
             .collect();
         let request = RunFunctionRequest {
-            meta: Some(RequestMeta {
-                tag: String::new(),
-                capabilities: [
-                    Capability::Capabilities,
-                    Capability::RequiredResources,
-                    Capability::Credentials,
-                    Capability::Conditions,
-                    Capability::RequiredSchemas,
-                ]
-                .into_iter()
-                .map(|c| c as i32)
-                .collect(),
-            }),
+            meta: Some(request_meta()),
             observed: Some(observed.clone()),
             desired: Some(desired.clone()),
             input: step.get("input").map(to_struct),

@@ -127,7 +127,7 @@ fn some_names(mut names: Vec<String>) -> String {
     }
 }
 
-fn condition(kind: &str, status: &str, reason: &str, message: &str) -> Value {
+pub(super) fn condition(kind: &str, status: &str, reason: &str, message: &str) -> Value {
     let mut c = json!({
         "type": kind,
         "status": status,

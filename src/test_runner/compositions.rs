@@ -29,6 +29,12 @@
 //!         - {type: Ready, status: "False", reason: Creating}
 //!       results:                   # each must match a result (message: a regex)
 //!         - {severity: Normal, message: "rendered"}
+//!   - name: stamps the rotated Secret  # an Operation's case
+//!     operation: operation.yaml    # an Operation, CronOperation or WatchOperation
+//!     watchedResource: watched.yaml  # optional: what a WatchOperation watched
+//!     expect:                      # as above; `resources` by the script's names,
+//!       operation:                 # `operation` checks the Operation document
+//!         fields: {status.pipeline.0.output.stamped: shop/db-password}
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -91,6 +97,11 @@ fn inputs(dir: &Path, case: &Value) -> Result<Inputs, String> {
     let xr = one(dir, case, "xr")?;
     let composition = one(dir, case, "composition")?;
     crate::render::check_types(&xr, &composition).map_err(|e| e.to_string())?;
+    rest(dir, case, xr, composition)
+}
+
+/// The inputs beyond the XR and the Composition.
+fn rest(dir: &Path, case: &Value, xr: Value, composition: Value) -> Result<Inputs, String> {
     let many = |key: &str| case.get(key).map_or(Ok(Vec::new()), |v| resolve(dir, v));
     let starlark_functions = match case.get("functions") {
         None => None,
@@ -168,6 +179,9 @@ pub async fn run(
     update: bool,
 ) -> Result<(), String> {
     let dir: PathBuf = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    if case.get("operation").is_some() {
+        return run_operation(function, &dir, case, update).await;
+    }
     let mut inputs = inputs(&dir, case)?;
     let reconciles = case
         .get("reconciles")
@@ -189,10 +203,51 @@ pub async fn run(
             .map_err(|e| format!("reconcile {pass}: {e}"))?;
         documents = outcome.documents(&inputs, false, true, false);
     }
+    verdict(&dir, case, &documents, &outcome, update)
+}
+
+/// Runs an Operation's case: `operation` (an Operation, CronOperation or
+/// WatchOperation), `watchedResource`, and the rest as for a composite.
+async fn run_operation(
+    function: &StarlarkFunction,
+    dir: &Path,
+    case: &Value,
+    update: bool,
+) -> Result<(), String> {
+    use crate::render::operation;
+    let mut op =
+        operation::operation_of(&one(dir, case, "operation")?).map_err(|e| e.to_string())?;
+    let mut inputs = rest(dir, case, Value::Null, Value::Null)?;
+    if case.get("watchedResource").is_some() {
+        let watched = one(dir, case, "watchedResource")?;
+        operation::inject_watched(&mut op, &watched);
+        inputs.required.push(watched);
+    }
+    inputs.xr = op;
+    let outcome = operation::pipeline(function, &inputs)
+        .await
+        .map_err(|e| e.to_string())?;
+    let documents = operation::documents(&inputs.xr, &outcome, true, false);
+    let applied = crate::render::Outcome {
+        desired: outcome.desired.clone(),
+        ..crate::render::Outcome::default()
+    };
+    verdict(dir, case, &documents, &applied, update)
+}
+
+/// Checks `documents` against the case's `expect`; with `update`, writes
+/// its `output` file instead of comparing it.
+fn verdict(
+    dir: &Path,
+    case: &Value,
+    documents: &[Value],
+    outcome: &crate::render::Outcome,
+    update: bool,
+) -> Result<(), String> {
     let expect = case.get("expect").cloned().unwrap_or_default();
     let mut failures = Vec::new();
     if let Some(file) = expect.get("output").and_then(Value::as_str) {
-        let text = crate::render::output::text(&documents).map_err(|e| e.to_string())?;
+        let text = crate::render::output::text(documents).map_err(|e| e.to_string())?;
         let file = dir.join(file);
         if update {
             std::fs::write(&file, &text).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -204,7 +259,7 @@ pub async fn run(
             }
         }
     }
-    super::expect::check(&expect, &documents, &outcome, &mut failures);
+    super::expect::check(&expect, documents, outcome, &mut failures);
     if failures.is_empty() {
         Ok(())
     } else {

@@ -18,13 +18,36 @@ fn show(v: Option<&Value>) -> String {
 }
 
 /// The composed resource named `name` (by its composition-resource-name).
+/// The composed (or, in an Operation, applied) resource the steps named
+/// `name`: Crossplane annotates a composite's with it, and this function
+/// labels every resource it emits with it.
 fn composed<'d>(documents: &'d [Value], name: &str) -> Option<&'d Value> {
     documents.iter().skip(1).find(|d| {
         at(d, "metadata.annotations")
             .and_then(|a| a.get(RESOURCE_NAME_ANNOTATION))
+            .or_else(|| at(d, "metadata.labels").and_then(|l| l.get(RESOURCE_NAME_LABEL)))
             .and_then(Value::as_str)
             == Some(name)
     })
+}
+
+/// The label this function puts on every resource it emits, naming it.
+const RESOURCE_NAME_LABEL: &str = "function-starlark.crossplane.io/resource-name";
+
+/// Whether two values are equal, numbers by value: a number that went
+/// through a protobuf `Struct` (an Operation's output) is a double, and
+/// `2` in a test file means `2.0` there.
+fn same(got: &Value, want: &Value) -> bool {
+    match (got, want) {
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same(a, b))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => got == want,
+    }
 }
 
 /// `fields`, `matches`, `labels` and `annotations` of one object.
@@ -36,7 +59,7 @@ fn check_object(what: &str, object: &Value, expect: &Value, failures: &mut Vec<S
         .flatten()
     {
         let got = at(object, path);
-        if got != Some(want) {
+        if !got.is_some_and(|got| same(got, want)) {
             failures.push(format!("{what}: {path}: want {want}, got {}", show(got)));
         }
     }
@@ -123,8 +146,12 @@ pub fn check(expect: &Value, documents: &[Value], outcome: &Outcome, failures: &
             }
         }
     }
+    // The first document: the XR, or the Operation.
     if let Some(want) = expect.get("xr") {
         check_object("xr", &documents[0], want, failures);
+    }
+    if let Some(want) = expect.get("operation") {
+        check_object("operation", &documents[0], want, failures);
     }
     let conditions = at(&documents[0], "status.conditions")
         .and_then(Value::as_array)

@@ -340,7 +340,8 @@ fn example_dirs(root: &Path) -> Vec<PathBuf> {
             entries
                 .filter_map(Result::ok)
                 .map(|e| e.path())
-                .filter(|p| p.is_dir())
+                // Compositions: the operation examples are Operations'.
+                .filter(|p| p.join("composition.yaml").exists())
                 .collect()
         })
         .unwrap_or_default();

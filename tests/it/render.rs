@@ -169,3 +169,111 @@ fn crossplane_composition_render_produces_every_examples_expected_output() {
         );
     }
 }
+
+/// `crossplane operation render` of an operation example (a directory
+/// with `operation.yaml`): its watched and required resources when it has
+/// them, and the results.
+fn render_operation(oracle: &Oracle, dir: &Path, address: &str) -> String {
+    let mut cmd = Command::new(&oracle.cli);
+    cmd.current_dir(dir)
+        .args(["operation", "render", "operation.yaml", "functions.yaml"])
+        .arg("--crossplane-binary")
+        .arg(&oracle.core)
+        .args(["-a", "render.crossplane.io/runtime=Development"])
+        .arg("-a")
+        .arg(format!(
+            "render.crossplane.io/runtime-development-target={address}"
+        ))
+        .arg("-r");
+    if dir.join("watched.yaml").exists() {
+        cmd.args(["-w", "watched.yaml"]);
+    }
+    if dir.join("required-resources.yaml").exists() {
+        cmd.args(["-e", "required-resources.yaml"]);
+    }
+    let out = cmd.output().expect("the crossplane CLI runs");
+    assert!(
+        out.status.success(),
+        "crossplane operation render failed for {}:\n{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("the CLI prints UTF-8")
+}
+
+/// The stream without its conditions' times (Crossplane's CLI stamps an
+/// Operation's conditions with the current time; `function-starlark
+/// render` with the fixed time of composition renders), the Operation
+/// first and the rest in sorted order (Crossplane applies resources in a
+/// Go map's order).
+fn operation_comparable(text: &str) -> (String, Vec<String>) {
+    let mut timeless = String::new();
+    for line in text
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("- lastTransitionTime:"))
+    {
+        timeless.push_str(line);
+        timeless.push('\n');
+    }
+    let mut documents: Vec<String> = timeless
+        .split("---\n")
+        .filter(|d| !d.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let operation = documents.remove(0);
+    documents.sort_unstable();
+    (operation, documents)
+}
+
+#[test]
+fn crossplane_operation_render_produces_every_operation_examples_expected_output() {
+    let Some(oracle) = oracle() else {
+        assert!(
+            std::env::var_os("RENDER_REQUIRED").is_none()
+                && std::env::var("CI").as_deref() != Ok("true"),
+            "the crossplane CLI v2.5.0 or Crossplane's core binary is not installed, and RENDER_REQUIRED or CI=true requires them"
+        );
+        eprintln!("SKIPPED: the crossplane CLI or Crossplane's core binary is not installed");
+        return;
+    };
+    let (_function, address) = start_function();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("examples/")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.join("operation.yaml").exists())
+        .collect();
+    dirs.sort();
+    assert!(
+        dirs.len() >= 2,
+        "a CronOperation and a WatchOperation example"
+    );
+    for dir in dirs {
+        let output = render_operation(&oracle, &dir, &address);
+        let expected = std::fs::read_to_string(dir.join("expected.yaml")).expect("expected.yaml");
+        assert_eq!(
+            operation_comparable(&expected),
+            operation_comparable(&output),
+            "{}: crossplane operation render differs from expected.yaml (times aside)",
+            dir.display()
+        );
+        // `function-starlark render` prints expected.yaml exactly.
+        let mut ours = Command::new(env!("CARGO_BIN_EXE_function-starlark"));
+        ours.current_dir(&dir)
+            .args(["render", "operation.yaml", "functions.yaml", "-r"]);
+        if dir.join("watched.yaml").exists() {
+            ours.args(["-w", "watched.yaml"]);
+        }
+        if dir.join("required-resources.yaml").exists() {
+            ours.args(["-e", "required-resources.yaml"]);
+        }
+        let ours = ours.output().expect("function-starlark runs");
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            expected,
+            "{}: function-starlark render differs from expected.yaml ({})",
+            dir.display(),
+            String::from_utf8_lossy(&ours.stderr)
+        );
+    }
+}

@@ -192,3 +192,57 @@ Resource('seen', {'apiVersion': 'v1', 'kind': 'ConfigMap', 'data': {
         serde_json::json!({"by_name": "team-a", "by_labels": "1", "everywhere": "2"})
     );
 }
+
+/// An Operation whose script fails: the render stops with the step and
+/// the script's position, as Crossplane fails the Operation with them.
+#[test]
+fn a_failing_operation_names_the_step_and_the_scripts_line() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(
+        dir.path().join("operation.yaml"),
+        "apiVersion: ops.crossplane.io/v1alpha1
+kind: Operation
+metadata:
+  name: broken
+spec:
+  mode: Pipeline
+  pipeline:
+    - step: check
+      functionRef:
+        name: function-starlark
+      input:
+        apiVersion: starlark.fn.crossplane.io/v1alpha1
+        kind: StarlarkInput
+        spec:
+          source: |
+            output[\"seen\"] = 1
+            y = {}[\"missing\"]
+",
+    )
+    .expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_function-starlark"))
+        .current_dir(dir.path())
+        .args(["render", "operation.yaml"])
+        .output()
+        .expect("function-starlark runs");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot render operation: pipeline step \"check\" returned a fatal result")
+            && err.contains("composition.star:2:"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing is printed");
+    // An Operation observes nothing: -o is refused with why.
+    let out = Command::new(env!("CARGO_BIN_EXE_function-starlark"))
+        .current_dir(dir.path())
+        .args(["render", "operation.yaml", "-o", "operation.yaml"])
+        .output()
+        .expect("function-starlark runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("an Operation observes nothing"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
