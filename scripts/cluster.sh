@@ -268,7 +268,7 @@ up() {
     KUBECONFIG="${KUBECONFIG_FILE}" POD_NAMESPACE="${NAMESPACE}" \
         TLS_CLIENT_SECRET_NAME=crossplane-tls-client \
         start crossplane "${CLUSTER_TOOLS}/crossplane" core start \
-        --enable-webhooks=false \
+        --enable-webhooks=false --enable-operations \
         --tls-client-certs-dir "${client}" \
         --xpkg-cache-dir "${CLUSTER_DIR}/cache/xpkg" --xfn-cache-dir "${CLUSTER_DIR}/cache/xfn" \
         --metrics-port "${CROSSPLANE_METRICS_PORT}" --health-probe-port "${CROSSPLANE_HEALTH_PORT}" \

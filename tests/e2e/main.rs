@@ -17,6 +17,7 @@
 
 mod cluster;
 mod examples;
+mod operations;
 mod provider;
 mod scenarios;
 
@@ -55,6 +56,10 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     (
         "a_client_without_crossplanes_certificate_is_refused",
         scenarios::a_client_without_crossplanes_certificate_is_refused,
+    ),
+    (
+        "operations_run_through_the_installed_package",
+        operations::operations_run_through_the_installed_package,
     ),
 ];
 
