@@ -470,6 +470,38 @@ fn starlark_step<'a>(step: &'a Value, inputs: &Inputs) -> Result<&'a str, Render
     }
 }
 
+/// A step's request, observing nothing: what Crossplane 2 says of itself,
+/// the desired state and context so far, the step's input and credentials,
+/// and the resources its requirements name up front.
+fn step_request(
+    step: &Value,
+    inputs: &Inputs,
+    desired: &State,
+    context: Option<&pbjson_types::Struct>,
+) -> Result<RunFunctionRequest, RenderError> {
+    let required_resources = step
+        .pointer("/requirements/requiredResources")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|sel| {
+            (
+                string_at(sel, "requirementName").to_owned(),
+                fetch(&inputs.required, &selector_of(sel)).unwrap_or_default(),
+            )
+        })
+        .collect();
+    Ok(RunFunctionRequest {
+        meta: Some(request_meta()),
+        desired: Some(desired.clone()),
+        input: step.get("input").map(to_struct),
+        context: context.cloned(),
+        credentials: credentials_of(step, &inputs.secrets)?,
+        required_resources,
+        ..RunFunctionRequest::default()
+    })
+}
+
 /// What Crossplane 2 sends with every request: the capabilities it has.
 fn request_meta() -> RequestMeta {
     RequestMeta {
@@ -662,27 +694,9 @@ pub async fn pipeline(
         .unwrap_or_default();
     for step in &steps {
         let name = starlark_step(step, inputs)?;
-        let required_resources = step
-            .pointer("/requirements/requiredResources")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|sel| {
-                (
-                    string_at(sel, "requirementName").to_owned(),
-                    fetch(&inputs.required, &selector_of(sel)).unwrap_or_default(),
-                )
-            })
-            .collect();
         let request = RunFunctionRequest {
-            meta: Some(request_meta()),
             observed: Some(observed.clone()),
-            desired: Some(desired.clone()),
-            input: step.get("input").map(to_struct),
-            context: context.clone(),
-            credentials: credentials_of(step, &inputs.secrets)?,
-            required_resources,
-            ..RunFunctionRequest::default()
+            ..step_request(step, inputs, &desired, context.as_ref())?
         };
         let response = run_step(function, name, request, &inputs.required).await?;
         desired = response.desired.clone().unwrap_or_default();

@@ -13,13 +13,12 @@
 //! resources applied, the steps' outputs, its conditions), then each
 //! applied resource as the steps desired it, then with `-r` the events.
 
-use function_sdk_rust::proto::v1::{RunFunctionRequest, Severity, State};
+use function_sdk_rust::proto::v1::{Severity, State};
 use serde_json::{Value, json};
 
 use super::load::string_at;
 use super::{
-    Inputs, RenderError, credentials_of, fetch, from_struct, output, request_meta, run_step,
-    selector_of, starlark_step, to_struct,
+    Inputs, RenderError, from_struct, output, run_step, starlark_step, step_request, to_struct,
 };
 use crate::function::StarlarkFunction;
 
@@ -130,27 +129,7 @@ pub async fn pipeline(
         .unwrap_or_default();
     for step in &steps {
         let name = starlark_step(step, inputs)?;
-        let required_resources = step
-            .pointer("/requirements/requiredResources")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|sel| {
-                (
-                    string_at(sel, "requirementName").to_owned(),
-                    fetch(&inputs.required, &selector_of(sel)).unwrap_or_default(),
-                )
-            })
-            .collect();
-        let request = RunFunctionRequest {
-            meta: Some(request_meta()),
-            desired: Some(outcome.desired.clone()),
-            input: step.get("input").map(to_struct),
-            context: outcome.context.clone(),
-            credentials: credentials_of(step, &inputs.secrets)?,
-            required_resources,
-            ..RunFunctionRequest::default()
-        };
+        let request = step_request(step, inputs, &outcome.desired, outcome.context.as_ref())?;
         let response = run_step(function, name, request, &inputs.required).await?;
         for r in &response.results {
             if r.severity == Severity::Fatal as i32 {
@@ -159,7 +138,10 @@ pub async fn pipeline(
                     message: r.message.clone(),
                 });
             }
-            outcome.events.push(event(name, r));
+            // The Operation controller's reason for every step's events.
+            outcome
+                .events
+                .push(output::step_event(name, r, "RunPipelineStep"));
         }
         outcome.desired = response.desired.clone().unwrap_or_default();
         outcome.context.clone_from(&response.context);
@@ -173,31 +155,6 @@ pub async fn pipeline(
         }
     }
     Ok(outcome)
-}
-
-/// The event the Operation controller records for a step's result.
-fn event(step: &str, r: &function_sdk_rust::proto::v1::Result) -> Value {
-    let severity = Severity::try_from(r.severity).unwrap_or(Severity::Unspecified);
-    let (kind, message) = match severity {
-        Severity::Normal => ("Normal", format!("Pipeline step {step:?}: {}", r.message)),
-        Severity::Warning | Severity::Fatal => {
-            ("Warning", format!("Pipeline step {step:?}: {}", r.message))
-        }
-        Severity::Unspecified => (
-            "Warning",
-            format!(
-                "Pipeline step {step:?} returned a result of unknown severity (assuming warning): {}",
-                r.message
-            ),
-        ),
-    };
-    json!({
-        "apiVersion": "render.crossplane.io/v1beta1",
-        "kind": "Result",
-        "severity": kind,
-        "reason": "RunPipelineStep",
-        "message": message,
-    })
 }
 
 /// The output documents: the Operation, the applied resources (by name;

@@ -44,12 +44,18 @@ const FIRST_N: usize = 3;
 /// results as events of those types (a result of no severity as a
 /// Warning saying so).
 pub fn result_object(step: &str, r: &StepResult) -> Value {
-    let severity = Severity::try_from(r.severity).unwrap_or(Severity::Unspecified);
     let reason = r
         .reason
         .as_deref()
         .filter(|reason| !reason.is_empty())
         .unwrap_or(REASON_COMPOSE);
+    step_event(step, r, reason)
+}
+
+/// A step's result as the event Crossplane records, with `reason`: a
+/// composite's reconciler and an Operation's word them alike.
+pub(super) fn step_event(step: &str, r: &StepResult, reason: &str) -> Value {
+    let severity = Severity::try_from(r.severity).unwrap_or(Severity::Unspecified);
     let (kind, message) = match severity {
         Severity::Normal => ("Normal", format!("Pipeline step {step:?}: {}", r.message)),
         Severity::Warning | Severity::Fatal => {

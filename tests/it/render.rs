@@ -74,16 +74,15 @@ fn start_function() -> (Function, String) {
     (Function(child), address)
 }
 
-fn render(oracle: &Oracle, dir: &Path, address: &str) -> String {
+/// The CLI's `command` (`composition render XR COMPOSITION FUNCTIONS` or
+/// `operation render OPERATION FUNCTIONS`) in an example's directory,
+/// through the core binary, against the function at `address`, with the
+/// results and whichever of the observed, required and watched resources
+/// the example has.
+fn cli(oracle: &Oracle, dir: &Path, address: &str, command: &[&str]) -> String {
     let mut cmd = Command::new(&oracle.cli);
     cmd.current_dir(dir)
-        .args([
-            "composition",
-            "render",
-            "xr.yaml",
-            "composition.yaml",
-            "functions.yaml",
-        ])
+        .args(command)
         .arg("--crossplane-binary")
         .arg(&oracle.core)
         .args(["-a", "render.crossplane.io/runtime=Development"])
@@ -92,16 +91,20 @@ fn render(oracle: &Oracle, dir: &Path, address: &str) -> String {
             "render.crossplane.io/runtime-development-target={address}"
         ))
         .arg("-r");
-    if dir.join("observed.yaml").exists() {
-        cmd.args(["-o", "observed.yaml"]);
-    }
-    if dir.join("required-resources.yaml").exists() {
-        cmd.args(["-e", "required-resources.yaml"]);
+    for (file, flag) in [
+        ("observed.yaml", "-o"),
+        ("required-resources.yaml", "-e"),
+        ("watched.yaml", "-w"),
+    ] {
+        if dir.join(file).exists() {
+            cmd.args([flag, file]);
+        }
     }
     let out = cmd.output().expect("the crossplane CLI runs");
     assert!(
         out.status.success(),
-        "crossplane composition render failed for {}:\n{}",
+        "crossplane {} failed for {}:\n{}",
+        command.join(" "),
         dir.display(),
         String::from_utf8_lossy(&out.stderr)
     );
@@ -140,7 +143,18 @@ fn crossplane_composition_render_produces_every_examples_expected_output() {
     };
     let (_function, address) = start_function();
     for dir in common::example_dirs() {
-        let output = render(&oracle, &dir, &address);
+        let output = cli(
+            &oracle,
+            &dir,
+            &address,
+            &[
+                "composition",
+                "render",
+                "xr.yaml",
+                "composition.yaml",
+                "functions.yaml",
+            ],
+        );
         // `function-starlark render` prints the very same text.
         let ours = crate::render_cli::render(&dir, &[]);
         let ours = String::from_utf8(ours.stdout).expect("UTF-8 output");
@@ -168,37 +182,6 @@ fn crossplane_composition_render_produces_every_examples_expected_output() {
             dir.display()
         );
     }
-}
-
-/// `crossplane operation render` of an operation example (a directory
-/// with `operation.yaml`): its watched and required resources when it has
-/// them, and the results.
-fn render_operation(oracle: &Oracle, dir: &Path, address: &str) -> String {
-    let mut cmd = Command::new(&oracle.cli);
-    cmd.current_dir(dir)
-        .args(["operation", "render", "operation.yaml", "functions.yaml"])
-        .arg("--crossplane-binary")
-        .arg(&oracle.core)
-        .args(["-a", "render.crossplane.io/runtime=Development"])
-        .arg("-a")
-        .arg(format!(
-            "render.crossplane.io/runtime-development-target={address}"
-        ))
-        .arg("-r");
-    if dir.join("watched.yaml").exists() {
-        cmd.args(["-w", "watched.yaml"]);
-    }
-    if dir.join("required-resources.yaml").exists() {
-        cmd.args(["-e", "required-resources.yaml"]);
-    }
-    let out = cmd.output().expect("the crossplane CLI runs");
-    assert!(
-        out.status.success(),
-        "crossplane operation render failed for {}:\n{}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("the CLI prints UTF-8")
 }
 
 /// The stream without its conditions' times (Crossplane's CLI stamps an
@@ -249,7 +232,12 @@ fn crossplane_operation_render_produces_every_operation_examples_expected_output
         "a CronOperation and a WatchOperation example"
     );
     for dir in dirs {
-        let output = render_operation(&oracle, &dir, &address);
+        let output = cli(
+            &oracle,
+            &dir,
+            &address,
+            &["operation", "render", "operation.yaml", "functions.yaml"],
+        );
         let expected = std::fs::read_to_string(dir.join("expected.yaml")).expect("expected.yaml");
         assert_eq!(
             operation_comparable(&expected),
