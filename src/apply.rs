@@ -109,10 +109,7 @@ pub fn apply_success(
     set_connection_details(rsp, effects);
     push_conditions(rsp, effects, readiness.condition);
     push_events(rsp, effects, sequencing.event);
-    apply_requirements(rsp, effects);
-    for warning in effects.requirement_warnings.borrow().iter() {
-        response::warning(rsp, warning.clone());
-    }
+    push_requirements(rsp, effects);
     if settings.validate_schemas {
         // Validation reads the bodies as structs.
         for (name, body) in std::mem::take(bodies) {
@@ -327,6 +324,14 @@ fn push_event(rsp: &mut RunFunctionResponse, e: &Event) {
         reason: None,
         target: Some(target(e.target) as i32),
     });
+}
+
+/// The requirements, then a Warning for each the script asked for badly.
+fn push_requirements(rsp: &mut RunFunctionResponse, effects: &Effects) {
+    apply_requirements(rsp, effects);
+    for warning in effects.requirement_warnings.borrow().iter() {
+        response::warning(rsp, warning.clone());
+    }
 }
 
 fn apply_requirements(rsp: &mut RunFunctionResponse, effects: &Effects) {

@@ -1,7 +1,8 @@
 //! The per-request globals: `oxr`, `dxr`, `observed`, `context`,
 //! `environment`, `extra_resources`, and for Operations `output` and
-//! `watched`, built from the request on the run's module. The read-only ones live on the module's frozen heap, so
-//! every mutation fails as it does in the reference.
+//! `watched`, built from the request on the run's module. The read-only
+//! ones live on the module's frozen heap, so every mutation fails as it
+//! does in the reference.
 
 use function_sdk_rust::proto::v1::{Resources, RunFunctionRequest};
 use pbjson_types::Struct;

@@ -14,7 +14,9 @@ use function_sdk_rust::response;
 use pbjson_types::Struct;
 use pbjson_types::value::Kind;
 
-use super::{Applied, EncodedBodies, Written, apply_requirements, emit_resources, push_events};
+use super::{
+    Applied, EncodedBodies, Written, emit_resources, merge_context, push_events, push_requirements,
+};
 use crate::effects::{Effects, Emitted};
 use crate::error::Error;
 
@@ -40,10 +42,7 @@ pub fn apply(
     let dxr = written.dxr.map_err(Error::Dxr)?;
     let context = written.context.map_err(Error::Context)?;
     let output = written.output.map_err(Error::Output)?;
-    rsp.context
-        .get_or_insert_default()
-        .fields
-        .extend(context.fields);
+    merge_context(rsp, context);
     if !output.fields.is_empty() {
         rsp.output = Some(output);
     }
@@ -51,10 +50,7 @@ pub fn apply(
     for warning in ignored(effects, &dxr) {
         response::warning(rsp, warning);
     }
-    apply_requirements(rsp, effects);
-    for warning in effects.requirement_warnings.borrow().iter() {
-        response::warning(rsp, warning.clone());
-    }
+    push_requirements(rsp, effects);
     response::normal(rsp, super::SUCCESS_MESSAGE);
     Ok(Applied {
         emitted,
