@@ -22,7 +22,9 @@ use starlark::analysis::AstModuleLint;
 use starlark::syntax::AstModule;
 
 use crate::loader::Target;
+use crate::openapi::Schemas;
 
+mod bodies;
 mod crds;
 mod rules;
 mod signatures;
@@ -38,7 +40,8 @@ pub struct CheckArgs {
     pub format: Format,
     /// A file or directory of CRDs and XRDs: render each Composition with an
     /// example XR and validate every composed resource against the schema
-    /// of its kind, and `oxr` reads against the XRD.
+    /// of its kind, and `oxr` reads against the XRD; in scripts and
+    /// modules, judge the literal `Resource()` bodies at each field's line.
     #[arg(long, value_name = "DIR")]
     pub crds: Option<PathBuf>,
     /// The XR to render with under --crds (default: `xr.yaml` beside the
@@ -169,11 +172,16 @@ fn block_offset(text: &str, script: &str) -> (usize, usize) {
 /// The scripts of a file: itself, or a Composition's Starlark steps and
 /// their inline modules.
 fn scripts(path: &Path) -> Vec<Script> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => scripts_in(path, text),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The scripts of `text`, the content of the file `path`.
+fn scripts_in(path: &Path, text: String) -> Vec<Script> {
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let shown = path.display().to_string();
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Vec::new();
-    };
     if path.extension().is_some_and(|e| e == "star") {
         return vec![Script {
             caller: shown.clone(),
@@ -288,6 +296,7 @@ fn check_script(
     script: &Script,
     names: &HashSet<String>,
     signatures: &std::collections::HashMap<String, signatures::Params>,
+    schemas: Option<&Schemas>,
 ) -> Vec<Finding> {
     let at = |line: usize, column: usize, severity, message: String, rule| {
         Finding::at(&script.file, (line, column), severity, message, rule)
@@ -350,6 +359,14 @@ fn check_script(
         }
     }
     rules::check(&tree, signatures, &mut out);
+    // A Composition's bodies are judged by rendering it (`crds::check`).
+    if let Some(schemas) = schemas
+        && Path::new(&script.file)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("star"))
+    {
+        bodies::check(&tree, schemas, &mut out);
+    }
     let lines: Vec<&str> = script.text.lines().collect();
     out.retain(|f| {
         !silenced(
@@ -416,6 +433,11 @@ fn silenced(line: &str, rule: &str) -> bool {
     }
 }
 
+/// The schemas of the CRDs and XRDs under `dir`.
+pub fn schemas_in(dir: &Path) -> Schemas {
+    Schemas::from_objects(&crate::render::load::objects(dir).unwrap_or_default())
+}
+
 /// Every schema finding of the Compositions of `files` (`--crds`).
 fn schema_findings(
     files: &[PathBuf],
@@ -425,9 +447,7 @@ fn schema_findings(
     let Some(dir) = &args.crds else {
         return Vec::new();
     };
-    let schemas = crate::openapi::Schemas::from_objects(
-        &crate::render::load::objects(dir).unwrap_or_default(),
-    );
+    let schemas = schemas_in(dir);
     let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_stack_size(16 << 20)
@@ -521,10 +541,14 @@ fn findings_with(
     });
     let names = predeclared();
     let signatures = signatures::all();
+    let crds = schemas
+        .as_ref()
+        .and_then(|(args, _)| args.crds.as_deref())
+        .map(schemas_in);
     let mut out: Vec<Finding> = found
         .iter()
         .flat_map(|f| scripts(f))
-        .flat_map(|s| check_script(&s, &names, &signatures))
+        .flat_map(|s| check_script(&s, &names, &signatures, crds.as_ref()))
         .collect();
     if let Some((args, options)) = schemas {
         if args.oci {
@@ -535,6 +559,36 @@ fn findings_with(
     out.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
     out.dedup();
     out
+}
+
+/// What an editor shows for the file `path` holding `text` (not yet
+/// saved): every finding of its scripts, and with `schemas` those of its
+/// literal `Resource()` bodies. Compositions are not rendered here.
+pub struct Checker {
+    names: HashSet<String>,
+    signatures: std::collections::HashMap<String, signatures::Params>,
+}
+
+impl Default for Checker {
+    fn default() -> Self {
+        Checker {
+            names: predeclared(),
+            signatures: signatures::all(),
+        }
+    }
+}
+
+impl Checker {
+    /// The findings of `text` as the content of `path`, in position order.
+    pub fn findings(&self, path: &Path, text: String, schemas: Option<&Schemas>) -> Vec<Finding> {
+        let mut out: Vec<Finding> = scripts_in(path, text)
+            .iter()
+            .flat_map(|s| check_script(s, &self.names, &self.signatures, schemas))
+            .collect();
+        out.sort_by_key(|f| (f.line, f.column));
+        out.dedup();
+        out
+    }
 }
 
 /// Runs the check and prints the findings; exit status 1 when one is an

@@ -71,6 +71,9 @@ fn type_of(v: &Value) -> &'static str {
     }
 }
 
+/// The problem [`validate`] gives a required field that is absent.
+pub const MISSING: &str = "required field missing";
+
 fn type_matches(want: &str, v: &Value) -> bool {
     let got = type_of(v);
     want == got || (want == "number" && got == "integer")
@@ -165,7 +168,7 @@ fn object(map: &Map<String, Value>, schema: &Value, path: &str, out: &mut Vec<(S
         if let Some(key) = required.as_str()
             && !map.contains_key(key)
         {
-            out.push((join(key), "required field missing".to_owned()));
+            out.push((join(key), MISSING.to_owned()));
         }
     }
     let properties = schema.get("properties").and_then(Value::as_object);

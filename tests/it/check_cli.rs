@@ -179,6 +179,48 @@ fn crds_validate_the_rendered_resources_at_their_resource_calls() {
     }
 }
 
+/// A module's literal bodies, as a new user tries `check --crds` on one:
+/// each wrong field at its own line, what is computed left alone.
+#[test]
+fn crds_judge_the_literal_bodies_of_modules_at_their_fields() {
+    let crds = root().join("examples/bucket-topic/crds");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let module = "\
+def bucket(name, region):
+    return Resource(name, {
+        \"apiVersion\": \"s3.aws.upbound.io/v1beta1\",
+        \"kind\": \"Bucket\",
+        \"spec\": {\"forProvider\": {
+            \"versionning\": True,
+            \"region\": 42,
+            \"tags\": {\"team\": name.upper()},
+        }},
+    })
+
+FOR_PROVIDER = mutable_struct(region = \"eu-west-1\", colour = \"red\")
+Resource(\"b2\", {\"apiVersion\": \"s3.aws.upbound.io/v1beta1\", \"kind\": \"Bucket\",
+    \"spec\": {\"forProvider\": FOR_PROVIDER}})
+Resource(\"fine\", {\"apiVersion\": \"s3.aws.upbound.io/v1beta1\", \"kind\": \"Bucket\",
+    \"spec\": {\"forProvider\": {\"region\": FOR_PROVIDER.region}}})
+";
+    std::fs::write(dir.path().join("bucket.star"), module).expect("write");
+    let plain = check(dir.path(), &["bucket.star"]);
+    assert!(plain.status.success(), "without --crds nothing is judged");
+    let out = check(
+        dir.path(),
+        &["--crds", crds.to_str().expect("UTF-8"), "bucket.star"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let want = [
+        "bucket.star:6:13: error: Resource (Bucket): spec.forProvider.versionning: unknown field [schema]",
+        "bucket.star:7:13: error: Resource (Bucket): spec.forProvider.region: want string, got integer [schema]",
+        "bucket.star:12:53: error: Resource \"b2\" (Bucket): spec.forProvider.colour: unknown field [schema]",
+    ];
+    let got: Vec<&str> = stdout.lines().collect();
+    assert_eq!(got, want, "{stdout}");
+}
+
 #[test]
 fn every_example_passes_check_against_the_crds_of_its_kinds() {
     for dir in crate::common::example_dirs() {
