@@ -125,6 +125,9 @@ pub enum Command {
     /// them: syntax, undefined names, builtin calls against their
     /// signatures, loads, Resource names and depends_on cycles.
     Check(crate::check::CheckArgs),
+    /// Write typed `schema()` modules for the kinds of CRDs (`crd`) or the
+    /// XRs of XRDs (`xrd`), to `load()` from scripts.
+    Gen(crate::generate::GenArgs),
 }
 
 /// A positive Go duration.

@@ -31,7 +31,9 @@
 //! [`cli`] holds the flags and subcommands; [`render`] runs a Composition's
 //! pipeline in-process as `crossplane render` does and [`test_runner`]
 //! runs `*_test.star` and `*_test.yaml` tests on it; [`check`] finds
-//! mistakes in scripts before they run; [`docs`] and [`crd`]
+//! mistakes in scripts before they run; [`lsp`] serves editors what
+//! `check` and the builtins' registry know; [`generate`] (`gen`) writes typed
+//! `schema()` modules from CRDs and XRDs; [`docs`] and [`crd`]
 //! generate `docs/builtins.md` and the input CRD from the code.
 
 pub mod apply;
@@ -48,6 +50,7 @@ pub mod docs;
 pub mod effects;
 pub mod error;
 pub mod function;
+pub mod generate;
 pub mod go;
 pub mod input;
 pub mod limits;

@@ -23,6 +23,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Check(args)) => {
             return function_starlark::check::main(args, cli.render_options());
         }
+        Some(Command::Gen(args)) => return function_starlark::generate::main(args),
         None => {}
     }
     function_starlark::server::logging::configure(cli.sdk.debug);

@@ -10,8 +10,10 @@ use std::path::{Path, PathBuf};
 
 /// Each top-level module and its layer; higher layers use lower ones.
 const LAYERS: &[(&str, u8)] = &[
-    ("server", 17),
-    ("cli", 16),
+    ("server", 18),
+    ("cli", 17),
+    ("lsp", 16),
+    ("generate", 15),
     ("test_runner", 15),
     ("check", 15),
     ("render", 14),

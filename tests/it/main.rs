@@ -14,6 +14,7 @@ mod checklist;
 mod docs;
 mod engine;
 mod examples;
+mod generate;
 mod go_spec;
 mod hostile;
 mod modules;
