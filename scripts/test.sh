@@ -58,9 +58,16 @@ fi
 # Assembles the runtime image of the package (package/build.sh).
 go_tool crane github.com/google/go-containerregistry v0.22.1 \
     github.com/google/go-containerregistry/cmd/crane
+# The editor tests/it/editor.rs drives `function-starlark lsp` from:
+# Neovim's built-in LSP client, from the distribution's packages.
+if ! command -v nvim >/dev/null 2>&1; then
+    echo "installing Neovim"
+    { apt-get install -y -q neovim || { apt-get update -q && apt-get install -y -q neovim; }; } \
+        >/dev/null 2>&1 || echo "WARNING: cannot install Neovim" >&2
+fi
 if [ "${CI:-}" = "true" ]; then
     gobin="$(go env GOPATH)/bin"
-    for tool in crossplane function-starlark-cluster/crossplane crank crane; do
+    for tool in crossplane function-starlark-cluster/crossplane crank crane nvim; do
         if [ ! -x "${gobin}/${tool}" ] && ! command -v "${tool}" >/dev/null 2>&1; then
             echo "CI needs ${tool}, which could not be installed" >&2
             exit 1

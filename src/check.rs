@@ -29,6 +29,9 @@ mod crds;
 mod rules;
 mod signatures;
 
+pub use rules::top_level_names;
+pub use signatures::split_top_level;
+
 /// `check`'s arguments and flags.
 #[derive(clap::Args, Debug, Clone)]
 pub struct CheckArgs {
@@ -239,6 +242,29 @@ fn scripts_in(path: &Path, text: String) -> Vec<Script> {
     out
 }
 
+/// The inline `source` of the first Starlark step of a Composition in the
+/// YAML `text`, and the line (0-based) and indentation it starts at.
+pub fn inline_source(text: &str) -> Option<(String, (usize, usize))> {
+    scripts_in(Path::new("composition.yaml"), text.to_owned())
+        .into_iter()
+        .find(|s| s.caller == crate::input::INLINE_FILENAME)
+        .map(|s| {
+            let offset = s.offset;
+            (s.text, offset)
+        })
+}
+
+/// The keys of the inline `modules` of a Composition's Starlark steps.
+pub fn inline_module_keys(text: &str) -> Vec<String> {
+    let mut keys: Vec<String> = scripts_in(Path::new("composition.yaml"), text.to_owned())
+        .into_iter()
+        .flat_map(|s| s.modules.into_keys())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
 /// The names a script sees without binding them.
 fn predeclared() -> HashSet<String> {
     let runtime = crate::runner::Runtime::new(crate::limits::Limits::default(), 1);
@@ -297,6 +323,7 @@ fn check_script(
     names: &HashSet<String>,
     signatures: &std::collections::HashMap<String, signatures::Params>,
     schemas: Option<&Schemas>,
+    every_body: bool,
 ) -> Vec<Finding> {
     let at = |line: usize, column: usize, severity, message: String, rule| {
         Finding::at(&script.file, (line, column), severity, message, rule)
@@ -359,11 +386,13 @@ fn check_script(
         }
     }
     rules::check(&tree, signatures, &mut out);
-    // A Composition's bodies are judged by rendering it (`crds::check`).
+    // `check` judges a Composition's bodies by rendering it
+    // (`crds::check`); an editor, which does not render, judges them here.
     if let Some(schemas) = schemas
-        && Path::new(&script.file)
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("star"))
+        && (every_body
+            || Path::new(&script.file)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("star")))
     {
         bodies::check(&tree, schemas, &mut out);
     }
@@ -548,7 +577,7 @@ fn findings_with(
     let mut out: Vec<Finding> = found
         .iter()
         .flat_map(|f| scripts(f))
-        .flat_map(|s| check_script(&s, &names, &signatures, crds.as_ref()))
+        .flat_map(|s| check_script(&s, &names, &signatures, crds.as_ref(), false))
         .collect();
     if let Some((args, options)) = schemas {
         if args.oci {
@@ -562,8 +591,9 @@ fn findings_with(
 }
 
 /// What an editor shows for the file `path` holding `text` (not yet
-/// saved): every finding of its scripts, and with `schemas` those of its
-/// literal `Resource()` bodies. Compositions are not rendered here.
+/// saved): every finding of its scripts, and with `schemas` those of the
+/// literal `Resource()` bodies of every script, inline ones included
+/// (Compositions are not rendered here).
 pub struct Checker {
     names: HashSet<String>,
     signatures: std::collections::HashMap<String, signatures::Params>,
@@ -583,7 +613,7 @@ impl Checker {
     pub fn findings(&self, path: &Path, text: String, schemas: Option<&Schemas>) -> Vec<Finding> {
         let mut out: Vec<Finding> = scripts_in(path, text)
             .iter()
-            .flat_map(|s| check_script(s, &self.names, &self.signatures, schemas))
+            .flat_map(|s| check_script(s, &self.names, &self.signatures, schemas, true))
             .collect();
         out.sort_by_key(|f| (f.line, f.column));
         out.dedup();

@@ -128,6 +128,10 @@ pub enum Command {
     /// Write typed `schema()` modules for the kinds of CRDs (`crd`) or the
     /// XRs of XRDs (`xrd`), to `load()` from scripts.
     Gen(crate::generate::GenArgs),
+    /// Serve editors over stdin and stdout (the Language Server Protocol):
+    /// completion, hover, signature help, go-to-definition, `check`'s
+    /// findings as diagnostics, and quick fixes.
+    Lsp(crate::lsp::LspArgs),
 }
 
 /// A positive Go duration.

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use starlark::docs::{DocFunction, DocItem, DocMember, DocParam, DocString};
+use starlark::docs::{DocFunction, DocItem, DocMember, DocModule, DocParam, DocString};
 use starlark::environment::GlobalsBuilder;
 use starlark::values::ValueLike;
 
@@ -32,6 +32,67 @@ pub fn module_members(name: &str) -> Option<Vec<String>> {
         .to_value()
         .downcast_ref::<crate::values::module::ModuleValue>()
         .map(crate::values::module::ModuleValue::member_names)
+}
+
+/// A function scripts can call, as an editor shows it.
+#[derive(Debug, Clone)]
+pub struct FunctionDoc {
+    /// `Resource`, or `dict.merge` for a namespace's member.
+    pub name: String,
+    /// The parameter list as a script calls it.
+    pub params: String,
+    /// The first line of its doc comment.
+    pub summary: String,
+    /// Its whole reference entry, as `docs/builtins.md` renders it.
+    pub markdown: String,
+}
+
+/// Every function of the registry, namespace members included, with its
+/// signature and doc, in `docs/builtins.md`'s order.
+pub fn functions() -> Vec<FunctionDoc> {
+    let mut builder = GlobalsBuilder::new();
+    builtins::register(&mut builder);
+    let docs = builder.build().documentation();
+    let entry = |name: String, f: &DocFunction| {
+        let mut markdown = String::new();
+        render_function(&mut markdown, "###", &name, f);
+        FunctionDoc {
+            params: signature(&name, f),
+            summary: f
+                .docs
+                .as_ref()
+                .map(|d| d.summary.clone())
+                .unwrap_or_default(),
+            markdown: markdown.trim().to_owned(),
+            name,
+        }
+    };
+    let mut out = Vec::new();
+    for name in project_names() {
+        match docs.members.get(&name) {
+            Some(DocItem::Module(module)) => {
+                for (member, item) in &module.members {
+                    if let DocItem::Member(DocMember::Function(f)) = item {
+                        out.push(entry(format!("{name}.{member}"), f));
+                    }
+                }
+            }
+            Some(DocItem::Member(DocMember::Function(f))) => out.push(entry(name, f)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Everything a script sees without binding it, documented: the Starlark
+/// universe and every builtin and namespace of the registry.
+pub fn environment() -> DocModule {
+    let mut builder = GlobalsBuilder::extended_by(builtins::EXTENSIONS);
+    builtins::register(&mut builder);
+    builder
+        .build()
+        .documentation()
+        .filter(|(name, _)| !name.starts_with(crate::syntax::prepass::RESERVED_PREFIX))
 }
 
 /// `docs/builtins.md`.

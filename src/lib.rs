@@ -55,6 +55,7 @@ pub mod go;
 pub mod input;
 pub mod limits;
 pub mod loader;
+pub mod lsp;
 pub mod meter;
 pub mod metrics;
 pub mod openapi;

@@ -127,7 +127,7 @@ impl Params {
 }
 
 /// Splits at commas outside brackets and quotes.
-fn split_top_level(line: &str) -> Vec<&str> {
+pub fn split_top_level(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let (mut depth, mut quote, mut start) = (0i32, None, 0);
     for (i, c) in line.char_indices() {
