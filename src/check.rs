@@ -242,16 +242,23 @@ fn scripts_in(path: &Path, text: String) -> Vec<Script> {
     out
 }
 
+/// The inline scripts of the Compositions in the YAML `text`: who each is
+/// to `load()` (`composition.star` for a step's `source`, else its module
+/// key), its text, and the line (0-based) and indentation it starts at.
+pub fn inline_scripts(text: &str) -> Vec<(String, String, (usize, usize))> {
+    scripts_in(Path::new("composition.yaml"), text.to_owned())
+        .into_iter()
+        .map(|s| (s.caller, s.text, s.offset))
+        .collect()
+}
+
 /// The inline `source` of the first Starlark step of a Composition in the
 /// YAML `text`, and the line (0-based) and indentation it starts at.
 pub fn inline_source(text: &str) -> Option<(String, (usize, usize))> {
-    scripts_in(Path::new("composition.yaml"), text.to_owned())
+    inline_scripts(text)
         .into_iter()
-        .find(|s| s.caller == crate::input::INLINE_FILENAME)
-        .map(|s| {
-            let offset = s.offset;
-            (s.text, offset)
-        })
+        .find(|(caller, _, _)| caller == crate::input::INLINE_FILENAME)
+        .map(|(_, text, offset)| (text, offset))
 }
 
 /// The keys of the inline `modules` of a Composition's Starlark steps.

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 mod actions;
 mod context;
 mod documents;
+mod inline;
 mod signature;
 
 use crate::docs::FunctionDoc;
@@ -43,7 +44,18 @@ const SERVED_BEHIND: [&str; 4] = [
 /// Serves the editor on stdin and stdout until it exits.
 pub fn main(args: &LspArgs) -> ExitCode {
     let (client, io) = Connection::stdio();
-    let served = serve(&client, args);
+    // Deeply nested text (up to the parser's nesting limit) is walked
+    // recursively here and behind, on a run's stack size.
+    let stack = crate::limits::Limits::default().stack_bytes;
+    let served = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("lsp-front".to_owned())
+            .stack_size(stack)
+            .spawn_scoped(scope, || serve(&client, args))
+            .map_err(|e| format!("cannot start: {e}"))?
+            .join()
+            .unwrap_or_else(|_| Err("the server stopped on an internal error".to_owned()))
+    });
     drop(client);
     let joined = io.join();
     match (served, joined) {
@@ -228,6 +240,7 @@ pub fn serve(client: &Connection, args: &LspArgs) -> Result<(), String> {
     let (ours, theirs) = Connection::memory();
     let behind = std::thread::Builder::new()
         .name("starlark-lsp".to_owned())
+        .stack_size(crate::limits::Limits::default().stack_bytes)
         .spawn(move || starlark_lsp::server::server_with_connection(theirs, context))
         .map_err(|e| format!("cannot start the language server: {e}"))?;
     if let Message::Request(r) = &first {
@@ -315,6 +328,17 @@ fn to_server(
                         .insert(r.id.clone(), (r.method.clone(), None));
                     send(behind, Message::Request(r))
                 }
+                method if SERVED_BEHIND.contains(&method) && !well_formed(method, &r.params) => {
+                    // starlark_lsp drops a request it cannot read, unanswered.
+                    send(
+                        client,
+                        Message::Response(Response::new_err(
+                            r.id,
+                            ErrorCode::InvalidParams as i32,
+                            format!("{method}: the parameters are not a text document position"),
+                        )),
+                    )
+                }
                 method if SERVED_BEHIND.contains(&method) => {
                     if let (Some(doc), Some(u)) = (&doc, &uri) {
                         shift_positions(&mut r.params, u, &|l| doc.shift(l), -1);
@@ -366,6 +390,18 @@ fn to_server(
             send(behind, Message::Notification(n))
         }
         Message::Response(r) => send(behind, Message::Response(r)),
+    }
+}
+
+/// Whether a request starlark_lsp serves has parameters it can read.
+fn well_formed(method: &str, params: &Value) -> bool {
+    use lsp_types::{CompletionParams, GotoDefinitionParams, HoverParams};
+    let p = params.clone();
+    match method {
+        "textDocument/completion" => serde_json::from_value::<CompletionParams>(p).is_ok(),
+        "textDocument/hover" => serde_json::from_value::<HoverParams>(p).is_ok(),
+        "textDocument/definition" => serde_json::from_value::<GotoDefinitionParams>(p).is_ok(),
+        _ => params.pointer("/uri").is_some_and(Value::is_string),
     }
 }
 
@@ -441,6 +477,7 @@ fn back_to_editor(front: &Front, message: Message) -> Message {
                 {
                     shift_positions(result, u, &|l| doc.shift(l), 1);
                 }
+                inline::relocate(&front.documents, result);
             }
             Message::Response(r)
         }

@@ -16,6 +16,7 @@ use starlark_lsp::completion::{StringCompletionResult, StringCompletionType};
 use starlark_lsp::server::{LspContext, LspEvalResult, LspUri, StringLiteralResult};
 
 use super::documents::Documents;
+use super::inline;
 use crate::check::{Checker, Finding, Severity};
 use crate::openapi::Schemas;
 
@@ -107,6 +108,18 @@ impl Context {
     }
 }
 
+/// The Composition file a script belongs to: a YAML file itself, or the
+/// file of an inline module.
+fn composition_of(uri: &LspUri) -> Option<PathBuf> {
+    match uri {
+        LspUri::File(path) if super::documents::is_yaml(&path.display().to_string()) => {
+            Some(path.clone())
+        }
+        LspUri::Starlark(path) => inline::split(path).map(|(yaml, _)| yaml),
+        LspUri::Other(_) | LspUri::File(_) => None,
+    }
+}
+
 /// Writes the embedded standard library where an editor can open it:
 /// `<temp>/function-starlark-<version>/stdlib/<tag>/<file>`.
 fn write_stdlib() -> PathBuf {
@@ -166,8 +179,20 @@ impl LspContext for Context {
             Some(doc) => doc.text,
             None => content.clone(),
         };
-        let diagnostics = self.diagnostics(&path, &real);
-        let ast = AstModule::parse(&shown, content, &crate::syntax::dialect()).ok();
+        // A fault in a check costs the file its diagnostics, not the server.
+        let diagnostics =
+            crate::panics::quietly(|| self.diagnostics(&path, &real)).unwrap_or_else(|e| {
+                vec![Diagnostic {
+                    message: format!("function-starlark could not check this file: {e}"),
+                    severity: Some(DiagnosticSeverity::WARNING),
+                    source: Some("function-starlark".to_owned()),
+                    ..Diagnostic::default()
+                }]
+            });
+        // The pre-pass refuses what nests too deep for the parser's stack.
+        let ast = crate::syntax::prepass::prepass(&content)
+            .ok()
+            .and_then(|_| AstModule::parse(&shown, content, &crate::syntax::dialect()).ok());
         LspEvalResult { diagnostics, ast }
     }
 
@@ -179,6 +204,14 @@ impl LspContext for Context {
     ) -> Result<LspUri, String> {
         if let Some(file) = self.stdlib_file(path) {
             return Ok(LspUri::File(file));
+        }
+        if let Some(yaml) = composition_of(current_file)
+            && let Some(text) = inline::yaml_text(&self.documents, &yaml)
+            && crate::check::inline_module_keys(&text)
+                .iter()
+                .any(|k| k == path)
+        {
+            return Ok(inline::uri(&yaml, path));
         }
         if path.contains(':') {
             return Err(format!(
@@ -198,6 +231,11 @@ impl LspContext for Context {
         current_file: &LspUri,
         _workspace_root: Option<&Path>,
     ) -> Result<String, String> {
+        if let LspUri::Starlark(path) = target
+            && let Some((_, key)) = inline::split(path)
+        {
+            return Ok(key);
+        }
         let (target, current) = (file_path(target), file_path(current_file));
         if let Ok(rest) = target.strip_prefix(&self.stdlib_dir) {
             let shown = rest.display().to_string();
@@ -225,7 +263,10 @@ impl LspContext for Context {
     fn get_load_contents(&self, uri: &LspUri) -> Result<Option<String>, String> {
         match uri {
             LspUri::File(path) => Ok(std::fs::read_to_string(path).ok()),
-            _ => Ok(None),
+            LspUri::Starlark(path) => Ok(inline::split(path)
+                .and_then(|(yaml, key)| inline::module(&self.documents, &yaml, &key))
+                .map(|(text, _)| text)),
+            LspUri::Other(_) => Ok(None),
         }
     }
 

@@ -110,3 +110,154 @@ fn diagnostics_follow_the_text_and_unknown_requests_are_answered() {
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
     client.stop();
 }
+
+#[test]
+fn hostile_documents_and_requests_leave_the_server_answering() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut client = Client::start(dir.path(), Value::Null);
+    let uri = format!("file://{}/main.star", dir.path().display());
+    // Nesting past the parser's limit, then just under it.
+    client.open(
+        &uri,
+        &format!("x = {}1{}\n", "(".repeat(20_000), ")".repeat(20_000)),
+    );
+    let deep = client.diagnostics(&uri);
+    assert!(
+        deep.iter().any(|d| d["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("nests more than"))),
+        "{deep:?}"
+    );
+    client.change(
+        &uri,
+        2,
+        &format!("x = {}1{}\n", "[".repeat(9_000), "]".repeat(9_000)),
+    );
+    client.diagnostics(&uri);
+    // Requests it cannot read are answered with an error, not dropped.
+    for (method, params) in [
+        (
+            "textDocument/completion",
+            json!({"textDocument": {"uri": uri}}),
+        ),
+        ("textDocument/hover", json!({"position": "nowhere"})),
+        ("textDocument/definition", json!(42)),
+        (
+            "textDocument/signatureHelp",
+            json!({"textDocument": {"uri": 7}}),
+        ),
+        (
+            "textDocument/codeAction",
+            json!({"context": {"diagnostics": [{"code": []}]}}),
+        ),
+    ] {
+        let answer = client.request(method, params);
+        assert!(
+            answer.is_null() || answer.get("error").is_some() || answer.is_array(),
+            "{method}: {answer}"
+        );
+    }
+    // A change with no content, a document never opened, binary-ish text.
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": []}),
+    );
+    client.diagnostics(&uri);
+    client.open(
+        &format!("file://{}/odd.yaml", dir.path().display()),
+        "kind: [\u{0}\u{7}: {",
+    );
+    let fine = "Resource(\"a\", {})\nReso\n";
+    client.change(&uri, 4, fine);
+    client.diagnostics(&uri);
+    let items = client.request("textDocument/completion", Client::at(&uri, 1, 4));
+    let list = items.get("items").unwrap_or(&items);
+    assert!(
+        list.as_array()
+            .is_some_and(|l| l.iter().any(|i| i["label"] == "Resource")),
+        "still serving: {items}"
+    );
+    client.stop();
+}
+
+const WITH_MODULES: &str = r#"apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: c
+spec:
+  compositeTypeRef: {apiVersion: example.org/v1, kind: XBucket}
+  mode: Pipeline
+  pipeline:
+  - step: run
+    functionRef: {name: function-starlark}
+    input:
+      apiVersion: starlark.fn.crossplane.io/v1alpha1
+      kind: StarlarkInput
+      spec:
+        source: |
+          load("helpers.star", "bucket")
+          bucket("a")
+          Resource("b", {"apiVersion": "s3.aws.upbound.io/v1beta1", "kind": "Bucket",
+              "spec": {"forProvider": {"regoin": "x"}}})
+        modules:
+          helpers.star: |
+            # Helpers.
+            def bucket(name):
+                return Resource(name, {})
+"#;
+
+#[test]
+fn a_compositions_script_reaches_its_inline_modules_and_the_workspace_crds() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let crds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/bucket-topic/crds");
+    std::fs::write(
+        dir.path().join("function-starlark.toml"),
+        format!("crds = {:?}\n", crds.display().to_string()),
+    )
+    .expect("write");
+    std::fs::write(dir.path().join("sibling.star"), "X = 1\n").expect("write");
+    let mut client = Client::start(dir.path(), Value::Null);
+    let uri = format!("file://{}/composition.yaml", dir.path().display());
+    client.open(&uri, WITH_MODULES);
+    // The workspace file names the CRDs: the body's unknown field, at its line.
+    let found = client.diagnostics(&uri);
+    let schema = found
+        .iter()
+        .find(|d| d["code"] == "schema")
+        .unwrap_or_else(|| panic!("a schema finding in {found:?}"));
+    assert_eq!(
+        schema["range"]["start"],
+        json!({"line": 18, "character": 39}),
+        "{schema}"
+    );
+    // Go to definition of a name loaded from an inline module: its YAML line.
+    let at = client.request("textDocument/definition", Client::at(&uri, 16, 11));
+    let target = &at[0];
+    assert_eq!(target["targetUri"], uri.as_str(), "{at}");
+    assert_eq!(
+        target["targetRange"]["start"],
+        json!({"line": 22, "character": 16}),
+        "{at}"
+    );
+    // Keyword arguments of a builtin, and load() targets.
+    let text = WITH_MODULES.replace("bucket(\"a\")", "Resource(\"a\", {}, dep)");
+    client.change(&uri, 2, &text);
+    client.diagnostics(&uri);
+    let items = client.request("textDocument/completion", Client::at(&uri, 16, 31));
+    assert!(
+        labels(&items).iter().any(|l| l.starts_with("depends_on")),
+        "{items}"
+    );
+    let text = WITH_MODULES.replace("load(\"helpers.star\"", "load(\"\"");
+    client.change(&uri, 3, &text);
+    client.diagnostics(&uri);
+    let targets = labels(&client.request("textDocument/completion", Client::at(&uri, 15, 16)));
+    for want in [
+        "helpers.star",
+        "sibling.star",
+        "starlark-stdlib:v1/naming.star",
+    ] {
+        assert!(targets.iter().any(|t| t == want), "{want} in {targets:?}");
+    }
+    client.stop();
+}
