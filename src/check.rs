@@ -401,7 +401,7 @@ fn check_script(
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("star")))
     {
-        bodies::check(&tree, schemas, &mut out);
+        bodies::check(&tree, schemas, &|t| module_text(script, t), &mut out);
     }
     let lines: Vec<&str> = script.text.lines().collect();
     out.retain(|f| {

@@ -1,13 +1,16 @@
 //! `check --crds` on scripts and modules: the parts of a `Resource()` body
-//! written as literals (dicts, lists, `struct`/`mutable_struct` keywords,
-//! a top-level name bound to such a literal) are judged against their
-//! kind's schema without running anything, and each problem is reported at
-//! the field it names. What is computed is left to the run-time checks.
+//! written as literals (dicts, lists, the keywords of `struct`,
+//! `mutable_struct` and `schema()` constructors, a top-level name bound to
+//! such a literal) are judged against their kind's schema without running
+//! anything, and each problem is reported at the field it names. A
+//! constructor's `apiVersion`/`kind` presets (a `gen`erated kind's) name
+//! the schema. What is computed is left to the run-time checks.
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 use starlark::codemap::Span;
+use starlark::syntax::AstModule;
 use starlark::syntax::ast::{ArgumentP, AssignTargetP, AstExpr, AstLiteral, ExprP, StmtP};
 
 use super::rules::{Tree, each_expr};
@@ -23,6 +26,84 @@ struct Literal<'a> {
     bindings: HashMap<&'a str, &'a AstExpr>,
     /// Field path (as [`validate`] prints it) to the span of its key.
     spans: HashMap<String, Span>,
+    /// The `schema()` constructors in scope and what each presets.
+    constructors: HashMap<String, Preset>,
+}
+
+/// The `(field, value)`s a constructor presets with a one-value enum
+/// default (a generated kind's `apiVersion` and `kind`).
+type Preset = Vec<(String, String)>;
+
+/// The top-level `Name = schema("Name", ...)` constructors of a module.
+fn constructors_in(ast: &AstModule) -> HashMap<String, Preset> {
+    let mut out = HashMap::new();
+    let top: Vec<_> = match &ast.statement().node {
+        StmtP::Statements(list) => list.iter().collect(),
+        _ => vec![ast.statement()],
+    };
+    for stmt in top {
+        let StmtP::Assign(assign) = &stmt.node else {
+            continue;
+        };
+        let (AssignTargetP::Identifier(id), ExprP::Call(f, call)) =
+            (&assign.lhs.node, &assign.rhs.node)
+        else {
+            continue;
+        };
+        if !matches!(&f.node, ExprP::Identifier(i) if i.node.ident == "schema") {
+            continue;
+        }
+        let mut preset = Vec::new();
+        for arg in &call.args {
+            if let ArgumentP::Named(key, value) = &arg.node
+                && let ExprP::Call(g, field) = &value.node
+                && matches!(&g.node, ExprP::Identifier(i) if i.node.ident == "field")
+                && let Some(default) = field.args.iter().find_map(|a| match &a.node {
+                    ArgumentP::Named(k, v) if k.node == "default" => match &v.node {
+                        ExprP::Literal(AstLiteral::String(s)) => Some(s.node.clone()),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                && (key.node == "apiVersion" || key.node == "kind")
+            {
+                preset.push((key.node.clone(), default));
+            }
+        }
+        out.insert(id.node.ident.clone(), preset);
+    }
+    out
+}
+
+/// The constructors a script sees: its own and those it loads (by name,
+/// or all public ones with `"*"`) from modules `module_text` can read.
+fn constructors(
+    tree: &Tree,
+    module_text: &dyn Fn(&str) -> Option<String>,
+) -> HashMap<String, Preset> {
+    let mut out = constructors_in(tree.ast);
+    for load in tree.ast.loads() {
+        let Some(text) = module_text(load.module_id) else {
+            continue;
+        };
+        let Some((module, _)) = crate::syntax::parse_quietly("module.star", &text) else {
+            continue;
+        };
+        let theirs = constructors_in(&module);
+        for (local, their) in &load.symbols {
+            if *their == "*" && *local == "*" {
+                out.extend(
+                    theirs
+                        .iter()
+                        .filter(|(n, _)| !n.starts_with('_'))
+                        .map(|(n, p)| (n.clone(), p.clone())),
+                );
+            } else if let Some(preset) = theirs.get(*their) {
+                out.insert((*local).to_owned(), preset.clone());
+            }
+        }
+    }
+    out
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -48,20 +129,7 @@ impl<'a> Literal<'a> {
                 }
                 Some(Value::Object(map))
             }
-            ExprP::Call(f, call)
-                if matches!(&f.node, ExprP::Identifier(i)
-                    if i.node.ident == "struct" || i.node.ident == "mutable_struct") =>
-            {
-                let mut map = Map::new();
-                for arg in &call.args {
-                    if let ArgumentP::Named(name, value) = &arg.node
-                        && name.node != "schema"
-                    {
-                        self.field(&mut map, &name.node, arg.span, value, path, depth);
-                    }
-                }
-                Some(Value::Object(map))
-            }
+            ExprP::Call(f, call) => self.call(f, &call.args, path, depth),
             ExprP::List(items) => {
                 let mut out = Vec::new();
                 for (i, item) in items.iter().enumerate() {
@@ -90,6 +158,43 @@ impl<'a> Literal<'a> {
             },
             _ => None,
         }
+    }
+
+    /// A call that builds an object from its keywords: `struct`,
+    /// `mutable_struct`, or a `schema()` constructor (which presets what it
+    /// presets, as generated kinds do `apiVersion` and `kind`).
+    fn call(
+        &mut self,
+        f: &'a AstExpr,
+        args: &'a [starlark::syntax::ast::AstArgument],
+        path: &str,
+        depth: usize,
+    ) -> Option<Value> {
+        let ExprP::Identifier(id) = &f.node else {
+            return None;
+        };
+        let name = id.node.ident.as_str();
+        let preset = match name {
+            "struct" | "mutable_struct" => Vec::new(),
+            _ => self.constructors.get(name)?.clone(),
+        };
+        let mut map = Map::new();
+        for arg in args {
+            match &arg.node {
+                ArgumentP::Named(key, value)
+                    if !(name == "mutable_struct" && key.node == "schema") =>
+                {
+                    self.field(&mut map, &key.node, arg.span, value, path, depth);
+                }
+                ArgumentP::Named(..) => {}
+                // `**fields` or positional arguments: not a literal object.
+                _ => return None,
+            }
+        }
+        for (key, value) in preset {
+            map.entry(key).or_insert(Value::String(value));
+        }
+        Some(Value::Object(map))
     }
 
     fn field(
@@ -154,9 +259,16 @@ fn resource_body(expr: &AstExpr) -> Option<(&AstExpr, String)> {
     Some((body, name))
 }
 
-/// Every schema finding of the literal `Resource()` bodies of one script.
-pub fn check(tree: &Tree, schemas: &Schemas, out: &mut Vec<Finding>) {
+/// Every schema finding of the literal `Resource()` bodies of one script;
+/// `module_text` reads the modules it loads.
+pub fn check(
+    tree: &Tree,
+    schemas: &Schemas,
+    module_text: &dyn Fn(&str) -> Option<String>,
+    out: &mut Vec<Finding>,
+) {
     let bindings = bindings(tree);
+    let constructors = constructors(tree, module_text);
     each_expr(tree.ast.statement(), &mut |expr| {
         let Some((body, name)) = resource_body(expr) else {
             return;
@@ -164,6 +276,7 @@ pub fn check(tree: &Tree, schemas: &Schemas, out: &mut Vec<Finding>) {
         let mut literal = Literal {
             bindings: bindings.clone(),
             spans: HashMap::new(),
+            constructors: constructors.clone(),
         };
         let Some(value) = literal.value(body, "", NAME_DEPTH) else {
             return;

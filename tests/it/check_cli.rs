@@ -221,6 +221,47 @@ Resource(\"fine\", {\"apiVersion\": \"s3.aws.upbound.io/v1beta1\", \"kind\": \"B
     assert_eq!(got, want, "{stdout}");
 }
 
+/// Bodies built with `gen`'s constructors are judged too: the kind comes
+/// from the constructor's presets.
+#[test]
+fn crds_judge_bodies_built_by_generated_constructors() {
+    let crds = root().join("examples/bucket-topic/crds");
+    let crds_arg = crds.to_str().expect("UTF-8");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = check(dir.path(), &[]);
+    assert!(out.status.success());
+    let generated = std::process::Command::new(env!("CARGO_BIN_EXE_function-starlark"))
+        .current_dir(dir.path())
+        .args(["gen", "crd", crds_arg, "-o", "."])
+        .output()
+        .expect("gen runs");
+    assert!(generated.status.success());
+    let script = "\
+load(\"bucket.star\", \"Bucket\", \"BucketSpec\", \"BucketSpecForProvider\")
+
+Resource(\"bucket\", Bucket(spec = BucketSpec(
+    forProvider = BucketSpecForProvider(
+        region = \"eu-west-1\",
+        objectLockEnabled = \"yes\",
+    ),
+    deletionPolicy = \"Keep\",
+)))
+";
+    std::fs::write(dir.path().join("main.star"), script).expect("write");
+    let out = check(dir.path(), &["--crds", crds_arg, "main.star"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let got: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        got,
+        [
+            "main.star:6:9: error: Resource \"bucket\" (Bucket): spec.forProvider.objectLockEnabled: want boolean, got string [schema]",
+            "main.star:8:5: error: Resource \"bucket\" (Bucket): spec.deletionPolicy: \"Keep\" is not one of \"Orphan\", \"Delete\" [schema]",
+        ],
+        "{stdout}"
+    );
+}
+
 #[test]
 fn every_example_passes_check_against_the_crds_of_its_kinds() {
     for dir in crate::common::example_dirs() {
