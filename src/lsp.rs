@@ -314,6 +314,13 @@ fn to_server(
                         serde_json::to_value(fixes).unwrap_or(Value::Null),
                     )
                 }
+                "textDocument/hover"
+                    if let Some(hover) = doc
+                        .as_ref()
+                        .and_then(|d| builtin_hover(front, d, &r.params)) =>
+                {
+                    respond(client, r.id, hover)
+                }
                 "textDocument/completion"
                     if let Some(items) = doc
                         .as_ref()
@@ -433,6 +440,33 @@ fn given_diagnostics(params: &Value) -> Vec<lsp_types::Diagnostic> {
             })
         })
         .collect()
+}
+
+/// Hover on a builtin (`Resource`, `dict.merge`): its reference entry, as
+/// completion and signature help show it. Other names are starlark_lsp's.
+fn builtin_hover(front: &Front, doc: &documents::Document, params: &Value) -> Option<Value> {
+    let row = params.pointer("/position/line")?.as_u64()?;
+    let column = usize::try_from(params.pointer("/position/character")?.as_u64()?).ok()?;
+    let line = doc.text.lines().nth(usize::try_from(row).ok()?)?;
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
+    let column = column.min(line.len());
+    let start = line[..column].rfind(|c| !word(c)).map_or(0, |i| i + 1);
+    let end = line[column..]
+        .find(|c| !word(c))
+        .map_or(line.len(), |i| column + i);
+    let name = line.get(start..end)?;
+    // A name the script binds itself is not the builtin.
+    let script = doc.starlark();
+    if crate::syntax::parse_quietly("s.star", &script)
+        .is_some_and(|(ast, _)| crate::check::top_level_names(&ast).contains(name))
+    {
+        return None;
+    }
+    let f = front.functions.get(name)?;
+    Some(json!({
+        "contents": {"kind": "markdown", "value": f.markdown},
+        "range": {"start": {"line": row, "character": start}, "end": {"line": row, "character": end}},
+    }))
 }
 
 /// Completion of a namespace's members after `ns.`.

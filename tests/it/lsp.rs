@@ -103,6 +103,22 @@ fn diagnostics_follow_the_text_and_unknown_requests_are_answered() {
     assert_eq!(second.len(), 1, "{second:?}");
     assert_eq!(second[0]["code"], "undefined");
     assert_eq!(second[0]["range"]["start"]["line"], 2);
+    // Hover on a builtin, a namespace member, and a name the script binds.
+    client.change(
+        &uri,
+        3,
+        "def helper(n):\n    return n\nx = dict.merge({}, {})\nResource(\"a\", helper(x))\n",
+    );
+    client.diagnostics(&uri);
+    let merge = client.request("textDocument/hover", Client::at(&uri, 2, 7));
+    let text = merge["contents"]["value"].as_str().unwrap_or_default();
+    assert!(text.starts_with("### `dict.merge("), "{merge}");
+    assert_eq!(merge["range"]["start"]["character"], 4);
+    let resource = client.request("textDocument/hover", Client::at(&uri, 3, 2));
+    let text = resource["contents"]["value"].as_str().unwrap_or_default();
+    assert!(text.starts_with("### `Resource(name, body, "), "{resource}");
+    let helper = client.request("textDocument/hover", Client::at(&uri, 3, 16));
+    assert!(!helper.to_string().contains("###"), "{helper}");
     let unknown = client.request(
         "textDocument/documentSymbol",
         json!({"textDocument": {"uri": uri}}),
