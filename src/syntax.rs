@@ -34,6 +34,12 @@ pub fn parse_quietly(
     Some((ast, pre.map))
 }
 
+/// A double-quoted Starlark string literal for `s`: JSON's escapes, which
+/// Starlark reads the same way.
+pub fn string_literal(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
+}
+
 /// The Go dialect the scripts were written for, field by field: top-level
 /// statements, keyword-only parameters, file-local loads; no types, no
 /// f-strings, no positional-only parameters.

@@ -55,23 +55,7 @@ fn literal(value: &Value) -> String {
 
 /// A double-quoted Starlark string.
 fn string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\x{:02x}", u32::from(c) & 0x7f);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    crate::syntax::string_literal(s)
 }
 
 /// `forProvider` -> `ForProvider`.

@@ -283,13 +283,13 @@ impl<'a> RequestLoader<'a> {
                     args,
                     ", {}={}",
                     unreserve(local),
-                    string_literal(unreserve(their))
+                    crate::syntax::string_literal(unreserve(their))
                 );
             }
             if load.symbols.contains_key("*") {
                 for name in &exports {
                     if !explicit.iter().any(|(local, _)| unreserve(local) == name) {
-                        let _ = write!(args, ", {}", string_literal(name));
+                        let _ = write!(args, ", {}", crate::syntax::string_literal(name));
                     }
                 }
             }
@@ -301,14 +301,21 @@ impl<'a> RequestLoader<'a> {
                 .collect();
             for alias in &aliases {
                 for name in &exports {
-                    let _ = write!(args, ", _ns_{alias}__{name}={}", string_literal(name));
+                    let _ = write!(
+                        args,
+                        ", _ns_{alias}__{name}={}",
+                        crate::syntax::string_literal(name)
+                    );
                 }
             }
             // A star that binds nothing leaves no load at all (the module
             // already ran to reveal that it exports nothing).
             let mut statements = Vec::new();
             if !args.is_empty() {
-                statements.push(format!("load({}{args})", string_literal(raw)));
+                statements.push(format!(
+                    "load({}{args})",
+                    crate::syntax::string_literal(raw)
+                ));
             }
             for alias in &aliases {
                 let fields: Vec<String> = exports
@@ -363,10 +370,6 @@ fn exports(module: &FrozenModule) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-fn string_literal(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
 }
 
 /// The byte offset of a 0-based (line, column in characters) position.
