@@ -115,7 +115,7 @@ struct Front {
 }
 
 impl Front {
-    fn new(documents: Arc<Documents>) -> Front {
+    fn new(documents: Arc<Documents>, globals: Vec<String>) -> Front {
         let functions: HashMap<String, FunctionDoc> = crate::docs::functions()
             .into_iter()
             .map(|f| (f.name.clone(), f))
@@ -126,12 +126,6 @@ impl Front {
                 namespaces.insert(name, members);
             }
         }
-        let mut globals: Vec<String> = crate::docs::environment().members.keys().cloned().collect();
-        globals.extend(
-            context::REQUEST_GLOBAL_DOCS
-                .iter()
-                .map(|(n, _)| (*n).to_owned()),
-        );
         Front {
             documents,
             functions,
@@ -236,7 +230,7 @@ pub fn serve(client: &Connection, args: &LspArgs) -> Result<(), String> {
     };
     let documents = Arc::new(Documents::default());
     let context = context::Context::new(documents.clone(), crds_dir(args, &init_params).as_deref());
-    let front = Arc::new(Front::new(documents));
+    let front = Arc::new(Front::new(documents, context.global_names()));
     let (ours, theirs) = Connection::memory();
     let behind = std::thread::Builder::new()
         .name("starlark-lsp".to_owned())
@@ -456,10 +450,7 @@ fn builtin_hover(front: &Front, doc: &documents::Document, params: &Value) -> Op
         .map_or(line.len(), |i| column + i);
     let name = line.get(start..end)?;
     // A name the script binds itself is not the builtin.
-    let script = doc.starlark();
-    if crate::syntax::parse_quietly("s.star", &script)
-        .is_some_and(|(ast, _)| crate::check::top_level_names(&ast).contains(name))
-    {
+    if doc.bound_names().contains(name) {
         return None;
     }
     let f = front.functions.get(name)?;

@@ -135,12 +135,7 @@ pub fn quick_fixes(
                     continue;
                 };
                 let mut candidates: Vec<&str> = names.globals.iter().map(String::as_str).collect();
-                let script = doc
-                    .block
-                    .map_or_else(|| doc.text.clone(), |_| Document::starlark(doc));
-                let local: Vec<String> = crate::syntax::parse_quietly("s.star", &script)
-                    .map(|(ast, _)| crate::check::top_level_names(&ast).into_iter().collect())
-                    .unwrap_or_default();
+                let local = doc.bound_names();
                 candidates.extend(local.iter().map(String::as_str));
                 if let Some(best) = nearest(name, &candidates) {
                     out.push(fix(

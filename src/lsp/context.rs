@@ -21,7 +21,7 @@ use crate::check::{Checker, Finding, Severity};
 use crate::openapi::Schemas;
 
 /// What each request global holds, shown on hover and in completion.
-pub const REQUEST_GLOBAL_DOCS: [(&str, &str); 8] = [
+const REQUEST_GLOBAL_DOCS: [(&str, &str); 8] = [
     ("oxr", "The observed composite resource (XR), frozen."),
     (
         "dxr",
@@ -85,6 +85,11 @@ impl Context {
             environment,
             stdlib_dir: write_stdlib(),
         }
+    }
+
+    /// Every name a script sees without binding it.
+    pub fn global_names(&self) -> Vec<String> {
+        self.environment.members.keys().cloned().collect()
     }
 
     /// The embedded module a `starlark-stdlib:` target names, as a file.
@@ -175,7 +180,7 @@ impl LspContext for Context {
         let path = file_path(uri);
         let shown = path.display().to_string();
         // A Composition's diagnostics are judged on the YAML the editor holds.
-        let real = match Url::from_lsp(uri).and_then(|u| self.documents.get(&u)) {
+        let real = match super::documents::editor_uri(uri).and_then(|u| self.documents.get(&u)) {
             Some(doc) => doc.text,
             None => content.clone(),
         };
@@ -315,7 +320,8 @@ impl LspContext for Context {
             out.extend(names.into_iter().map(entry));
         }
         // A Composition's inline modules, by key.
-        if let Some(doc) = Url::from_lsp(document_uri).and_then(|u| self.documents.get(&u))
+        if let Some(doc) =
+            super::documents::editor_uri(document_uri).and_then(|u| self.documents.get(&u))
             && doc.yaml
         {
             out.extend(
@@ -333,16 +339,5 @@ impl LspContext for Context {
             }
         }
         Ok(out)
-    }
-}
-
-/// The URI text the editor used for a starlark_lsp URI.
-struct Url;
-
-impl Url {
-    fn from_lsp(uri: &LspUri) -> Option<String> {
-        lsp_types::Uri::try_from(uri)
-            .ok()
-            .map(|u| u.as_str().to_owned())
     }
 }

@@ -85,6 +85,23 @@ impl Document {
     }
 }
 
+impl Document {
+    /// The top-level names its script binds (none when it does not parse).
+    pub fn bound_names(&self) -> std::collections::HashSet<String> {
+        crate::syntax::parse_quietly("s.star", &self.starlark())
+            .map(|(ast, _)| crate::check::top_level_names(&ast))
+            .unwrap_or_default()
+    }
+}
+
+/// The URI text an editor uses for a starlark_lsp URI (the key of
+/// [`Documents`]).
+pub fn editor_uri(uri: &starlark_lsp::server::LspUri) -> Option<String> {
+    lsp_types::Uri::try_from(uri)
+        .ok()
+        .map(|u| u.as_str().to_owned())
+}
+
 /// The open documents, by URI.
 #[derive(Default)]
 pub struct Documents {

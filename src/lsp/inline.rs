@@ -26,9 +26,7 @@ pub fn split(path: &Path) -> Option<(PathBuf, String)> {
 
 /// The editor's URI of a file.
 pub fn file_uri(path: &Path) -> Option<String> {
-    lsp_types::Uri::try_from(&LspUri::File(path.to_path_buf()))
-        .ok()
-        .map(|u| u.as_str().to_owned())
+    super::documents::editor_uri(&LspUri::File(path.to_path_buf()))
 }
 
 /// The YAML text of `yaml`: as the editor holds it, else as saved.
