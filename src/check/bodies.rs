@@ -15,7 +15,7 @@ use starlark::syntax::ast::{ArgumentP, AssignTargetP, AstExpr, AstLiteral, ExprP
 
 use super::rules::{Tree, each_expr};
 use super::{Finding, Severity};
-use crate::openapi::{Schemas, validate};
+use crate::openapi::Schemas;
 
 /// How deep a name bound to a literal is followed (`a = {...}; b = {"x": a}`).
 const NAME_DEPTH: usize = 4;
@@ -24,7 +24,7 @@ const NAME_DEPTH: usize = 4;
 struct Literal<'a> {
     /// Top-level `name = <expr>` bindings of the script.
     bindings: HashMap<&'a str, &'a AstExpr>,
-    /// Field path (as [`validate`] prints it) to the span of its key.
+    /// Field path (as [`crate::openapi::validate`] prints it) to the span of its key.
     spans: HashMap<String, Span>,
     /// The `schema()` constructors in scope and what each presets.
     constructors: HashMap<String, Preset>,
@@ -282,30 +282,23 @@ pub fn check(
             return;
         };
         let text = |key: &str| value.get(key).and_then(Value::as_str);
-        let (Some(api), Some(kind)) = (text("apiVersion"), text("kind")) else {
+        if text("apiVersion").is_none() || text("kind").is_none() {
             return;
-        };
-        let Some(schema) = schemas.of(api, kind) else {
-            out.push(tree.finding(
-                expr.span,
-                Severity::Info,
-                format!("{name}: no CRD for {api} {kind} in --crds"),
-                "schema",
-            ));
-            return;
-        };
-        for (path, problem) in validate(&value, schema) {
-            // What is left out of a literal may well be set elsewhere.
-            if problem == crate::openapi::MISSING {
-                continue;
+        }
+        let problems = match super::crds::judge(schemas, &name, &value) {
+            Ok(problems) => problems,
+            Err(info) => {
+                out.push(tree.finding(expr.span, Severity::Info, info, "schema"));
+                return;
             }
-            let span = literal.spans.get(&path).copied().unwrap_or(expr.span);
-            out.push(tree.finding(
-                span,
-                Severity::Error,
-                format!("{name} ({kind}): {path}: {problem}"),
-                "schema",
-            ));
+        };
+        // What is left out of a literal may well be set elsewhere.
+        for p in problems
+            .into_iter()
+            .filter(|p| p.problem != crate::openapi::MISSING)
+        {
+            let span = literal.spans.get(&p.path).copied().unwrap_or(expr.span);
+            out.push(tree.finding(span, Severity::Error, p.message, "schema"));
         }
     });
 }

@@ -235,25 +235,43 @@ pub async fn check(
     names.sort();
     for name in names {
         let body = crate::render::from_struct(outcome.desired.resources[name].resource.as_ref());
-        let (api, kind) = (string_at(&body, "apiVersion"), string_at(&body, "kind"));
         let at = positions.get(name.as_str()).copied().unwrap_or((1, 1));
-        let Some(schema) = schemas.of(api, kind) else {
-            out.push(finding(
-                at,
-                Severity::Info,
-                format!("Resource {name:?}: no CRD for {api} {kind} in --crds"),
-                "schema",
-            ));
-            continue;
-        };
-        for (path, problem) in validate(&body, schema) {
-            out.push(finding(
-                at,
-                Severity::Error,
-                format!("Resource {name:?} ({kind}): {path}: {problem}"),
-                "schema",
-            ));
+        match judge(schemas, &format!("Resource {name:?}"), &body) {
+            Err(info) => out.push(finding(at, Severity::Info, info, "schema")),
+            Ok(problems) => out.extend(
+                problems
+                    .into_iter()
+                    .map(|p| finding(at, Severity::Error, p.message, "schema")),
+            ),
         }
     }
     out
+}
+
+/// One problem of a body against its kind's schema.
+pub struct Judged {
+    /// The field's path, as [`validate`] prints it.
+    pub path: String,
+    /// What is wrong with it.
+    pub problem: String,
+    /// The finding's message, naming the call and the kind.
+    pub message: String,
+}
+
+/// `body` (the body of the call `label` names) against the schema of its
+/// `apiVersion` and `kind`: its problems, or, when `schemas` has no CRD
+/// for the kind, the info saying so.
+pub fn judge(schemas: &Schemas, label: &str, body: &Value) -> Result<Vec<Judged>, String> {
+    let (api, kind) = (string_at(body, "apiVersion"), string_at(body, "kind"));
+    let schema = schemas
+        .of(api, kind)
+        .ok_or_else(|| format!("{label}: no CRD for {api} {kind} in --crds"))?;
+    Ok(validate(body, schema)
+        .into_iter()
+        .map(|(path, problem)| Judged {
+            message: format!("{label} ({kind}): {path}: {problem}"),
+            path,
+            problem,
+        })
+        .collect())
 }
