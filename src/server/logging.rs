@@ -8,13 +8,14 @@
 //! script (docs/architecture.md, "The log line"). [`JsonLines`] writes the
 //! same keys in the same order - `timestamp`, `level`, `fields`, `target`,
 //! `filename`, `line_number`, then `span` and `spans` inside a span -
-//! keeping each span's fields ready to copy. `--debug` keeps the SDK's
-//! human-readable output, and `RUST_LOG` selects levels as the SDK
-//! documents.
+//! keeping each span's fields ready to copy. `--debug` writes the SDK's
+//! human-readable lines, with colours only on a terminal: in a pod's log
+//! (a pipe, a file) escape codes are noise. `RUST_LOG` selects levels as
+//! the SDK documents.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use tracing::field::{Field, Visit};
@@ -26,38 +27,57 @@ use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 
-/// Installs the process's log: the SDK's under `debug`, else
+/// The gRPC, HTTP/2 and TLS crates under the server, left at INFO by
+/// `--debug` as the SDK leaves them: h2 logs every frame at DEBUG.
+const TRANSPORT_TARGETS: [&str; 6] = ["h2", "hyper", "hyper_util", "tonic", "tower", "rustls"];
+
+/// Installs the process's log: under `debug`, human-readable lines (the
+/// SDK's shape and levels, coloured only when stderr is a terminal), else
 /// [`JsonLines`] on stderr. Call once, before serving.
 pub fn configure(debug: bool) {
-    if debug {
-        function_sdk_rust::logging::configure(true);
-        return;
-    }
     let rust_log = std::env::var("RUST_LOG").ok();
-    let (filter, ignored) = levels(rust_log.as_deref());
-    tracing_subscriber::registry()
-        .with(filter)
-        .with(JsonLines::new(std::io::stderr))
-        .init();
+    let (filter, ignored) = levels(rust_log.as_deref(), debug);
+    if debug {
+        tracing_subscriber::fmt()
+            .with_max_level(LevelFilter::TRACE)
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_file(true)
+            .with_line_number(true)
+            .finish()
+            .with(filter)
+            .init();
+    } else {
+        tracing_subscriber::registry()
+            .with(filter)
+            .with(JsonLines::new(std::io::stderr))
+            .init();
+    }
     if let Some(error) = ignored {
         tracing::warn!(%error, "ignoring RUST_LOG, which takes only target=level directives");
     }
 }
 
 /// Which levels are logged: `RUST_LOG` when it is set, not blank and
-/// valid, else INFO everywhere (the SDK's rule without `--debug`); and why
-/// a `RUST_LOG` that was set was ignored.
-fn levels(rust_log: Option<&str>) -> (Targets, Option<String>) {
-    match rust_log.map(str::trim).filter(|s| !s.is_empty()) {
-        None => (Targets::new().with_default(LevelFilter::INFO), None),
+/// valid, else INFO everywhere, or under `debug` DEBUG everywhere but the
+/// transport (the SDK's rules); and why a `RUST_LOG` that was set was
+/// ignored.
+fn levels(rust_log: Option<&str>, debug: bool) -> (Targets, Option<String>) {
+    let ignored = match rust_log.map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
         Some(set) => match set.parse() {
-            Ok(filter) => (filter, None),
-            Err(e) => (
-                Targets::new().with_default(LevelFilter::INFO),
-                Some(e.to_string()),
-            ),
+            Ok(filter) => return (filter, None),
+            Err(e) => Some(e.to_string()),
         },
+    };
+    if !debug {
+        return (Targets::new().with_default(LevelFilter::INFO), ignored);
     }
+    let filter = TRANSPORT_TARGETS.iter().fold(
+        Targets::new().with_default(LevelFilter::DEBUG),
+        |filter, target| filter.with_target(*target, LevelFilter::INFO),
+    );
+    (filter, ignored)
 }
 
 /// A layer writing one JSON object per event, one `write` per line.
@@ -473,22 +493,39 @@ mod tests {
     #[test]
     fn rust_log_chooses_levels_and_a_bad_one_is_named() {
         let info = |t: &Targets, target: &str, level| t.would_enable(target, &level);
-        let (filter, ignored) = levels(None);
+        let (filter, ignored) = levels(None, false);
         assert!(
             info(&filter, "x", tracing::Level::INFO) && !info(&filter, "x", tracing::Level::DEBUG)
         );
         assert!(ignored.is_none());
-        let (filter, _) = levels(Some("warn,function_starlark=debug"));
+        let (filter, _) = levels(Some("warn,function_starlark=debug"), true);
         assert!(!info(&filter, "h2", tracing::Level::INFO));
         assert!(info(
             &filter,
             "function_starlark::function",
             tracing::Level::DEBUG
         ));
-        let (filter, ignored) = levels(Some("function_starlark=loud"));
+        let (filter, ignored) = levels(Some("function_starlark=loud"), false);
         assert!(
             info(&filter, "x", tracing::Level::INFO) && !info(&filter, "x", tracing::Level::DEBUG)
         );
         assert!(ignored.is_some());
+    }
+
+    #[test]
+    fn debug_logs_everything_at_debug_but_the_transport() {
+        let (filter, _) = levels(None, true);
+        assert!(filter.would_enable("function_starlark::function", &tracing::Level::DEBUG));
+        for target in TRANSPORT_TARGETS {
+            let module = format!("{target}::proto");
+            assert!(
+                !filter.would_enable(&module, &tracing::Level::DEBUG),
+                "{target}"
+            );
+            assert!(
+                filter.would_enable(&module, &tracing::Level::INFO),
+                "{target}"
+            );
+        }
     }
 }
