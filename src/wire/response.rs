@@ -5,17 +5,24 @@
 //! `Struct` is measured once, its sizes kept, and written in one pass, into
 //! the fields of shadow messages that have the response's tags and wire
 //! types but hold the encoded structs as bytes.
+//!
+//! The shadows also keep every protobuf map in key order, and structs are
+//! written with their fields sorted: the same response is the same bytes
+//! in every process and on every platform (a `HashMap`'s order changes
+//! from process to process).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use bytes::{BufMut, Bytes};
 use function_sdk_rust::proto::v1::{
-    self as pb, Condition, Requirements, ResponseMeta, RunFunctionResponse,
+    self as pb, Condition, Requirements, ResourceSelector, ResponseMeta, RunFunctionResponse,
+    SchemaSelector, resource_selector,
 };
 use pbjson_types::value::Kind;
 use pbjson_types::{ListValue, Struct, Value};
 use prost::Message;
 use prost::encoding::encoded_len_varint;
+use smallvec::SmallVec;
 
 use crate::apply::EncodedBodies;
 
@@ -30,7 +37,7 @@ struct WireResponse {
     #[prost(bytes = "bytes", optional, tag = "4")]
     context: Option<Bytes>,
     #[prost(message, optional, tag = "5")]
-    requirements: Option<Requirements>,
+    requirements: Option<WireRequirements>,
     #[prost(message, repeated, tag = "6")]
     conditions: Vec<Condition>,
     #[prost(bytes = "bytes", optional, tag = "7")]
@@ -41,18 +48,48 @@ struct WireResponse {
 struct WireState {
     #[prost(message, optional, tag = "1")]
     composite: Option<WireResource>,
-    #[prost(map = "string, message", tag = "2")]
-    resources: HashMap<String, WireResource>,
+    #[prost(btree_map = "string, message", tag = "2")]
+    resources: BTreeMap<String, WireResource>,
 }
 
 #[derive(Clone, PartialEq, Message)]
 struct WireResource {
     #[prost(bytes = "bytes", optional, tag = "1")]
     resource: Option<Bytes>,
-    #[prost(map = "string, bytes", tag = "2")]
-    connection_details: HashMap<String, Vec<u8>>,
+    #[prost(btree_map = "string, bytes", tag = "2")]
+    connection_details: BTreeMap<String, Vec<u8>>,
     #[prost(int32, tag = "3")]
     ready: i32,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct WireRequirements {
+    #[prost(btree_map = "string, message", tag = "1")]
+    extra_resources: BTreeMap<String, WireSelector>,
+    #[prost(btree_map = "string, message", tag = "2")]
+    resources: BTreeMap<String, WireSelector>,
+    #[prost(btree_map = "string, message", tag = "3")]
+    schemas: BTreeMap<String, SchemaSelector>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct WireSelector {
+    #[prost(string, tag = "1")]
+    api_version: String,
+    #[prost(string, tag = "2")]
+    kind: String,
+    #[prost(string, optional, tag = "3")]
+    match_name: Option<String>,
+    #[prost(message, optional, tag = "4")]
+    match_labels: Option<WireLabels>,
+    #[prost(string, optional, tag = "5")]
+    namespace: Option<String>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct WireLabels {
+    #[prost(btree_map = "string, string", tag = "1")]
+    labels: BTreeMap<String, String>,
 }
 
 /// `rsp`, encoded as prost would encode it, each composed resource named
@@ -76,7 +113,7 @@ pub fn encode_response(rsp: RunFunctionResponse, mut bodies: EncodedBodies) -> B
         }),
         results: rsp.results,
         context: rsp.context.as_ref().map(encode_struct),
-        requirements: rsp.requirements,
+        requirements: rsp.requirements.map(requirements),
         conditions: rsp.conditions,
         output: rsp.output.as_ref().map(encode_struct),
     };
@@ -86,9 +123,49 @@ pub fn encode_response(rsp: RunFunctionResponse, mut bodies: EncodedBodies) -> B
 fn resource(r: pb::Resource) -> WireResource {
     WireResource {
         resource: r.resource.as_ref().map(encode_struct),
-        connection_details: r.connection_details,
+        connection_details: r.connection_details.into_iter().collect(),
         ready: r.ready,
     }
+}
+
+fn requirements(r: Requirements) -> WireRequirements {
+    let selectors = |map: std::collections::HashMap<String, ResourceSelector>| {
+        map.into_iter()
+            .map(|(name, s)| (name, selector(s)))
+            .collect()
+    };
+    WireRequirements {
+        extra_resources: selectors(r.extra_resources),
+        resources: selectors(r.resources),
+        schemas: r.schemas.into_iter().collect(),
+    }
+}
+
+fn selector(s: ResourceSelector) -> WireSelector {
+    let (match_name, match_labels) = match s.r#match {
+        Some(resource_selector::Match::MatchName(name)) => (Some(name), None),
+        Some(resource_selector::Match::MatchLabels(l)) => (
+            None,
+            Some(WireLabels {
+                labels: l.labels.into_iter().collect(),
+            }),
+        ),
+        None => (None, None),
+    };
+    WireSelector {
+        api_version: s.api_version,
+        kind: s.kind,
+        match_name,
+        match_labels,
+        namespace: s.namespace,
+    }
+}
+
+/// A struct's fields in name order.
+fn by_name(s: &Struct) -> SmallVec<[(&String, &Value); 8]> {
+    let mut fields: SmallVec<[(&String, &Value); 8]> = s.fields.iter().collect();
+    fields.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    fields
 }
 
 /// A `Struct`'s encoding (the message's content, without tag or length).
@@ -129,7 +206,7 @@ fn measure_struct(s: &Struct, sizes: &mut Vec<usize>) -> usize {
     let slot = sizes.len();
     sizes.push(0);
     let mut len = 0;
-    for (key, value) in &s.fields {
+    for (key, value) in by_name(s) {
         let value_len = measure_value(value, sizes);
         len += field_len(entry_len(key, value, value_len));
     }
@@ -184,7 +261,7 @@ fn length(out: &mut Vec<u8>, len: usize) {
 
 fn write_struct(s: &Struct, out: &mut Vec<u8>, sizes: &[usize], next: &mut usize) {
     *next += 1;
-    for (name, value) in &s.fields {
+    for (name, value) in by_name(s) {
         let value_len = value_len(value, sizes, *next);
         key(out, 1, 2);
         length(out, entry_len(name, value, value_len));
@@ -328,5 +405,76 @@ mod tests {
         };
         let bytes = encode_response(rsp.clone(), EncodedBodies::new());
         assert_eq!(RunFunctionResponse::decode(bytes).unwrap(), rsp);
+    }
+
+    /// A response whose maps hold the same entries, filled in another order
+    /// (each `HashMap` iterates in an order of its own).
+    fn response_filled(reverse: bool) -> RunFunctionResponse {
+        let mut names: Vec<String> = (0..24).map(|i| format!("r{i}")).collect();
+        if reverse {
+            names.reverse();
+        }
+        let text = |t: &str| Value {
+            kind: Some(Kind::StringValue(t.to_owned())),
+        };
+        let body = Struct {
+            fields: names.iter().map(|n| (n.clone(), text(n))).collect(),
+        };
+        let selector = |n: &String| ResourceSelector {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: None,
+            r#match: Some(resource_selector::Match::MatchLabels(pb::MatchLabels {
+                labels: names.iter().map(|l| (l.clone(), n.clone())).collect(),
+            })),
+        };
+        RunFunctionResponse {
+            desired: Some(pb::State {
+                composite: Some(pb::Resource {
+                    resource: Some(body.clone()),
+                    ..pb::Resource::default()
+                }),
+                resources: names
+                    .iter()
+                    .map(|n| {
+                        let r = pb::Resource {
+                            resource: Some(body.clone()),
+                            connection_details: names
+                                .iter()
+                                .map(|k| (k.clone(), n.as_bytes().to_vec()))
+                                .collect(),
+                            ..pb::Resource::default()
+                        };
+                        (n.clone(), r)
+                    })
+                    .collect(),
+            }),
+            context: Some(body),
+            requirements: Some(Requirements {
+                resources: names.iter().map(|n| (n.clone(), selector(n))).collect(),
+                extra_resources: names.iter().map(|n| (n.clone(), selector(n))).collect(),
+                schemas: names
+                    .iter()
+                    .map(|n| {
+                        let s = SchemaSelector {
+                            api_version: "v1".into(),
+                            kind: n.clone(),
+                        };
+                        (n.clone(), s)
+                    })
+                    .collect(),
+            }),
+            ..RunFunctionResponse::default()
+        }
+    }
+
+    #[test]
+    fn the_same_response_is_the_same_bytes_whatever_order_its_maps_iterate_in() {
+        let a = response_filled(false);
+        let b = response_filled(true);
+        assert_eq!(a, b);
+        let bytes = encode_response(a.clone(), EncodedBodies::new());
+        assert_eq!(bytes, encode_response(b, EncodedBodies::new()));
+        assert_eq!(RunFunctionResponse::decode(bytes).unwrap(), a);
     }
 }
