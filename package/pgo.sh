@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the release binary guided by a profile of the function doing its
-# job, into target/x86_64-unknown-linux-gnu/release/:
+# Builds the release binaries guided by a profile of the function doing its
+# job, into target/<target>/release/ for each of TARGETS (the host's,
+# x86_64-unknown-linux-gnu, by default; package/build.sh adds
+# aarch64-unknown-linux-gnu):
 #   1. a build that counts what runs (-Cprofile-generate), in its own
 #      target directory (target/pgo-generate);
-#   2. that build serving every example to the real `crossplane render`
-#      (crank) three times over gRPC, the server and its worker processes
-#      as deployed, then running the examples' and the standard library's
-#      Starlark tests; each process writes its counts when it exits;
+#   2. that build serving every example to the crossplane CLI's render
+#      three times over gRPC (package/render-examples.sh), the server and
+#      its worker processes as deployed, then running the examples' and the
+#      standard library's Starlark tests; each process writes its counts
+#      when it exits;
 #   3. the counts merged (llvm-profdata, rustup's llvm-tools) and the
 #      release build made with them (-Cprofile-use): code that runs is
 #      optimised for the paths taken, code that never ran is kept small;
@@ -17,22 +20,14 @@
 #      each process's first code together, so an idle one keeps less of
 #      the binary resident. docs/architecture.md ("The shipped binary") has
 #      what both gained.
-# Needs crank (CRANK, on PATH or in $(go env GOPATH)/bin); package/build.sh
-# calls it.
+# Needs the crossplane CLI and Crossplane's core binary (what
+# package/render-examples.sh says); package/build.sh calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TARGET=x86_64-unknown-linux-gnu
 GENERATE_DIR=target/pgo-generate
 PROFILES="${PWD}/target/pgo-profiles"
-if [ -z "${CRANK:-}" ]; then
-    CRANK="$(command -v crank || echo "$(go env GOPATH 2>/dev/null)/bin/crank")"
-fi
-CRANK="$(realpath -m "${CRANK}")"
-if [ ! -x "${CRANK}" ]; then
-    echo "the crossplane CLI (crank) is missing at ${CRANK}: set CRANK (scripts/test.sh installs it)" >&2
-    exit 1
-fi
 # Cargo ignores every configured rustflags when these are set, and with
 # them the profile flags below and the packed relocations.
 for var in RUSTFLAGS CARGO_ENCODED_RUSTFLAGS; do
@@ -121,15 +116,11 @@ await_retirement() {
     exit 1
 }
 
-# `crossplane render` of the example in $1 with the server at `address`.
+# The crossplane CLI's renders of the examples given (all by default) with
+# the server at `address`.
 render() {
-    local args=(render xr.yaml composition.yaml functions.yaml
-        -a render.crossplane.io/runtime=Development
-        -a "render.crossplane.io/runtime-development-target=${address}" -r)
-    if [ -f "$1observed.yaml" ]; then args+=(-o observed.yaml); fi
-    if [ -f "$1required-resources.yaml" ]; then args+=(-e required-resources.yaml); fi
-    if ! (cd "$1" && "${CRANK}" "${args[@]}" >/dev/null); then
-        echo "crossplane render failed for $1 (the function's log: ${server_log})" >&2
+    if ! ./package/render-examples.sh "${address}" "$@" >/dev/null; then
+        echo "the examples did not render (the function's log: ${server_log})" >&2
         exit 1
     fi
 }
@@ -137,11 +128,7 @@ render() {
 echo "== the counting build at work"
 mkdir -p "${PROFILES}/work" "${PROFILES}/startup" "${PROFILES}/first"
 start_server "${PROFILES}/work"
-for _ in 1 2 3; do
-    for case in examples/*/; do
-        render "${case}"
-    done
-done
+ROUNDS=3 render
 if ! LLVM_PROFILE_FILE="${PROFILES}/work/test-%p.profraw" \
     "${counting}" test examples/ stdlib/ >"${PROFILES}/test.log" 2>&1; then
     echo "the Starlark tests failed under the counting build:" >&2
@@ -186,11 +173,8 @@ if [ "${CI:-}" = "true" ]; then
     rm -rf "${GENERATE_DIR}"
 fi
 
-echo "== the release build, guided by ${count} profiles, its functions in order"
-# Every crate is built again with the new counts: the last build's files
-# would only take disk.
-cargo clean --release --target "${TARGET}" >/dev/null 2>&1 || true
-# lld, which rustup ships with rustc, takes the order (GNU ld does not).
+# lld, which rustup ships with rustc, takes the order (GNU ld does not),
+# and links for every target.
 GCC_LD="$(rustc --print sysroot)/lib/rustlib/${host}/bin/gcc-ld"
 if [ ! -x "${GCC_LD}/ld.lld" ]; then
     echo "rustup's lld is missing at ${GCC_LD}/ld.lld" >&2
@@ -205,9 +189,18 @@ flags=("-Cprofile-use=${merged}"
     # of about 10 KB instead of 1 MB that every process reads at start.
     -Clink-arg=-Wl,-z,pack-relative-relocs)
 rustflags="$(printf '"%s",' "${flags[@]}")"
-cargo build --release --locked --target "${TARGET}" --bin function-starlark \
-    --config "target.${TARGET}.rustflags=[${rustflags%,}]"
-if ! readelf -p .comment "target/${TARGET}/release/function-starlark" | grep -q "Linker: LLD"; then
-    echo "the release build was not linked by lld, so its functions are not in order" >&2
-    exit 1
-fi
+# The arm64 build is guided by the same counts and order: the code is the
+# same but for a few target-specific functions, whose counts LLVM drops
+# when their shape differs.
+for target in ${TARGETS:-${TARGET}}; do
+    echo "== the release build for ${target}, guided by ${count} profiles, its functions in order"
+    # Every crate is built again with the new counts: the last build's files
+    # would only take disk.
+    cargo clean --release --target "${target}" >/dev/null 2>&1 || true
+    cargo build --release --locked --target "${target}" --bin function-starlark \
+        --config "target.${target}.rustflags=[${rustflags%,}]"
+    if ! readelf -p .comment "target/${target}/release/function-starlark" | grep -q "Linker: LLD"; then
+        echo "the ${target} release build was not linked by lld, so its functions are not in order" >&2
+        exit 1
+    fi
+done

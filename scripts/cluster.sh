@@ -7,8 +7,10 @@
 #   scripts/cluster.sh tools           build the tools that are missing, start nothing
 #   scripts/cluster.sh core            build Crossplane's core binary only (render's oracle)
 #   scripts/cluster.sh up              build what is missing, start what is not running
-#   scripts/cluster.sh install XPKG    push the package, install it as a Function and
-#                                      run its binary as the Deployment says
+#   scripts/cluster.sh install XPKG[,XPKG...] [FLAG...]
+#                                      push the package (several, one per platform: as
+#                                      one multi-platform package), install it as a
+#                                      Function and run its binary as the Deployment says
 #   scripts/cluster.sh restart         run the installed function's processes again
 #   scripts/cluster.sh env             print the KUBECONFIG and kubectl to use
 #   scripts/cluster.sh down            stop every process this script started
@@ -291,14 +293,29 @@ EOF
 }
 
 install() {
-    local xpkg="$1"
+    local packages="$1"
     shift
-    [ -f "${xpkg}" ] || die "no package at ${xpkg}: build one with package/build.sh"
+    local xpkg
+    for xpkg in ${packages//,/ }; do
+        [ -f "${xpkg}" ] || die "no package at ${xpkg}: build one with package/build.sh"
+    done
     running crossplane || die "the control plane is not running: scripts/cluster.sh up"
     local version name=function-starlark
-    version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
+    version="$(./package/version.sh)"
     local image="127.0.0.1:${REGISTRY_PORT}/${name}:v${version}"
-    "${GOBIN}/crane" push --insecure "${xpkg}" "${image}" >/dev/null
+    # Several packages (one per platform) become one multi-platform package,
+    # as a release pushes it (package/push.sh); Crossplane and the stand-in
+    # kubelet below each take this machine's platform from its index.
+    if [[ "${packages}" == *,* ]]; then
+        "${GOBIN}/crossplane" xpkg push -f "${packages}" "${image}" >/dev/null
+        local platforms
+        platforms="$("${GOBIN}/crane" manifest --insecure "${image}" |
+            python3 -c 'import json, sys; print(" ".join(sorted(m["platform"]["os"] + "/" + m["platform"]["architecture"] for m in json.load(sys.stdin).get("manifests", []))))')"
+        [ -n "${platforms}" ] || die "${image} is not a multi-platform package"
+        log "pushed ${image}: ${platforms}"
+    else
+        "${GOBIN}/crane" push --insecure "${packages}" "${image}" >/dev/null
+    fi
 
     # The flags ride on the DeploymentRuntimeConfig, as a user passes them.
     local args=""
@@ -347,7 +364,8 @@ EOF
     local deployed
     deployed="$(kubectl -n "${NAMESPACE}" get deployment "${deployment}" \
         -o jsonpath='{.spec.template.spec.containers[0].image}')"
-    "${GOBIN}/crane" export --insecure "${deployed}" - | tar -x -C "${dir}/rootfs"
+    "${GOBIN}/crane" export --insecure --platform "linux/$(go env GOARCH)" "${deployed}" - |
+        tar -x -C "${dir}/rootfs"
     kubectl -n "${NAMESPACE}" get deployment "${deployment}" \
         -o jsonpath='{range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}' >"${dir}/args"
     for key in ca.crt tls.crt tls.key; do
@@ -439,11 +457,11 @@ core) build_core ;;
 up) up ;;
 install)
     shift
-    [ $# -ge 1 ] || die "usage: scripts/cluster.sh install XPKG [FLAG...]"
+    [ $# -ge 1 ] || die "usage: scripts/cluster.sh install XPKG[,XPKG...] [FLAG...]"
     install "$@"
     ;;
 restart) restart ;;
 env) printf 'export KUBECONFIG=%s\nalias kubectl=%s\n' "${KUBECONFIG_FILE}" "${KUBECTL}" ;;
 down) down ;;
-*) die "usage: scripts/cluster.sh tools | core | up | install XPKG [FLAG...] | restart | env | down" ;;
+*) die "usage: scripts/cluster.sh tools | core | up | install XPKG[,XPKG...] [FLAG...] | restart | env | down" ;;
 esac

@@ -10,7 +10,7 @@ use crate::loader::oci::{OciConfig, PullPolicy, credentials};
 
 /// function-starlark: runs Starlark scripts as a Crossplane composition function.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(version = crate::VERSION, about)]
 pub struct Cli {
     /// Serving, TLS, logging and metrics flags shared by every function.
     #[command(flatten)]

@@ -74,6 +74,15 @@ pub mod transport;
 pub mod values;
 pub mod wire;
 
+/// The function's version: the release's git tag when `package/build.sh`
+/// builds from one (it sets `FUNCTION_STARLARK_VERSION` from
+/// `package/version.sh`), else Cargo.toml's. `--version`, the language
+/// server and the package's labels all show it.
+pub const VERSION: &str = match option_env!("FUNCTION_STARLARK_VERSION") {
+    Some(version) => version,
+    None => env!("CARGO_PKG_VERSION"),
+};
+
 /// Every allocation is counted against the run that makes it (see
 /// [`meter`]).
 #[global_allocator]

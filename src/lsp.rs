@@ -517,8 +517,7 @@ fn add_capabilities(result: &mut Value) {
     caps["signatureHelpProvider"] = json!({"triggerCharacters": ["(", ","]});
     caps["codeActionProvider"] = json!({"codeActionKinds": ["quickfix"]});
     caps["completionProvider"] = json!({"triggerCharacters": ["."]});
-    result["serverInfo"] =
-        json!({"name": "function-starlark", "version": env!("CARGO_PKG_VERSION")});
+    result["serverInfo"] = json!({"name": "function-starlark", "version": crate::VERSION});
 }
 
 /// Each builtin's completion shows its signature.

@@ -129,7 +129,7 @@ fn composition_of(uri: &LspUri) -> Option<PathBuf> {
 /// `<temp>/function-starlark-<version>/stdlib/<tag>/<file>`.
 fn write_stdlib() -> PathBuf {
     let dir = std::env::temp_dir()
-        .join(format!("function-starlark-{}", env!("CARGO_PKG_VERSION")))
+        .join(format!("function-starlark-{}", crate::VERSION))
         .join("stdlib");
     for tag in crate::loader::stdlib::TAGS {
         let _ = std::fs::create_dir_all(dir.join(tag));

@@ -25,10 +25,10 @@ pub struct Cluster {
 pub type Step<T = ()> = Result<T, String>;
 
 impl Cluster {
-    /// The control plane up and the package at `xpkg` installed as the
-    /// Function, its binary run with `flags` as the DeploymentRuntimeConfig
-    /// passes them.
-    pub fn up(root: &Path, xpkg: &Path, flags: &[&str]) -> Step<Cluster> {
+    /// The control plane up and the packages (one per platform) installed
+    /// as the Function, one multi-platform package, its binary run with
+    /// `flags` as the DeploymentRuntimeConfig passes them.
+    pub fn up(root: &Path, packages: &[PathBuf], flags: &[&str]) -> Step<Cluster> {
         let dir = root.join("target/cluster");
         let gopath = output(Command::new("go").args(["env", "GOPATH"]))?;
         let tools = PathBuf::from(gopath.trim()).join("bin/function-starlark-cluster");
@@ -46,10 +46,12 @@ impl Cluster {
                 .map_err(|e| format!("removing {}: {e}", cluster.dir.display()))?;
         }
         cluster.script(&["up"])?;
-        let mut install = vec![
-            "install",
-            xpkg.to_str().ok_or("the package path is not UTF-8")?,
-        ];
+        let list = packages
+            .iter()
+            .map(|p| p.to_str().ok_or("a package path is not UTF-8"))
+            .collect::<Result<Vec<_>, _>>()?
+            .join(",");
+        let mut install = vec!["install", list.as_str()];
         install.extend_from_slice(flags);
         cluster.script(&install)?;
         Ok(cluster)

@@ -1,9 +1,10 @@
 //! End to end on a live Crossplane control plane. `scripts/cluster.sh`
 //! starts etcd, kube-apiserver, kube-controller-manager and Crossplane on
-//! loopback, installs the package `scripts/test.sh` builds
-//! (target/package/function-starlark.xpkg) through a `pkg.crossplane.io/v1
-//! Function` and a DeploymentRuntimeConfig carrying flags, and runs the
-//! binary of the image its Deployment names, with that Deployment's
+//! loopback, installs the packages `scripts/test.sh` builds
+//! (target/package/{amd64,arm64}/function-starlark.xpkg), pushed as one
+//! multi-platform package, through a `pkg.crossplane.io/v1 Function` and a
+//! DeploymentRuntimeConfig carrying flags, and runs the binary of this
+//! machine's platform's image its Deployment names, with that Deployment's
 //! arguments and certificates. The cases drive real reconciles and read
 //! what the API server holds; a stand-in provider (provider.rs) marks
 //! managed resources ready as a cloud provider would. At the end the
@@ -81,14 +82,17 @@ fn main() -> ExitCode {
     START.get_or_init(Instant::now);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let required = std::env::var("E2E").as_deref() == Ok("1");
-    let xpkg = root.join("target/package/function-starlark.xpkg");
+    let packages: Vec<PathBuf> = ["amd64", "arm64"]
+        .iter()
+        .map(|arch| root.join(format!("target/package/{arch}/function-starlark.xpkg")))
+        .collect();
     if !required {
         println!(
             "e2e: skipped; set E2E=1 to run it (it starts a control plane on loopback and edits /etc/hosts)"
         );
         return ExitCode::SUCCESS;
     }
-    if let Err(missing) = prerequisites(&xpkg) {
+    if let Err(missing) = prerequisites(&packages) {
         eprintln!("e2e: cannot run: {missing}");
         return ExitCode::FAILURE;
     }
@@ -105,7 +109,7 @@ fn main() -> ExitCode {
         .copied()
         .chain(extra.split_whitespace())
         .collect();
-    let cluster = match Cluster::up(&root, &xpkg, &flags) {
+    let cluster = match Cluster::up(&root, &packages, &flags) {
         Ok(cluster) => &*Box::leak(Box::new(cluster)),
         Err(e) => {
             eprintln!("e2e: the control plane did not come up: {e}");
@@ -314,7 +318,7 @@ fn since_start() -> String {
 
 static START: OnceLock<Instant> = OnceLock::new();
 
-fn prerequisites(xpkg: &Path) -> Result<(), String> {
+fn prerequisites(packages: &[PathBuf]) -> Result<(), String> {
     let uid = Command::new("id")
         .arg("-u")
         .output()
@@ -330,10 +334,10 @@ fn prerequisites(xpkg: &Path) -> Result<(), String> {
             return Err(format!("{tool} is not installed"));
         }
     }
-    if !xpkg.exists() {
+    if let Some(missing) = packages.iter().find(|p| !p.exists()) {
         return Err(format!(
             "no package at {}: run package/build.sh (scripts/test.sh does)",
-            xpkg.display()
+            missing.display()
         ));
     }
     Ok(())

@@ -58,11 +58,12 @@ fn select(pool: &[Value], selector: &function_sdk_rust::proto::v1::ResourceSelec
     Resources { items }
 }
 
-fn render(dir: &Path) -> RunFunctionResponse {
+/// The first request `crossplane render` sends for the composite example in
+/// `dir`: its XR and observed resources, the function-starlark step's input.
+pub fn request(dir: &Path) -> RunFunctionRequest {
     let xr = read_documents(&dir.join("xr.yaml")).remove(0);
     let composition = read_documents(&dir.join("composition.yaml")).remove(0);
     let observed = read_documents(&dir.join("observed.yaml"));
-    let pool = read_documents(&dir.join("required-resources.yaml"));
     let mut request = RunFunctionRequest {
         input: Some(common::to_struct(&function_input(&composition))),
         observed: Some(State {
@@ -83,6 +84,12 @@ fn render(dir: &Path) -> RunFunctionResponse {
         tag: "example".to_owned(),
         ..Default::default()
     });
+    request
+}
+
+fn render(dir: &Path) -> RunFunctionResponse {
+    let mut request = request(dir);
+    let pool = read_documents(&dir.join("required-resources.yaml"));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -20,12 +20,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The CLI and the core binary it runs the reconciler with.
-struct Oracle {
-    cli: PathBuf,
-    core: PathBuf,
+pub struct Oracle {
+    pub cli: PathBuf,
+    pub core: PathBuf,
 }
 
-fn oracle() -> Option<Oracle> {
+/// The CLI and the core binary, when both are installed.
+pub fn oracle() -> Option<Oracle> {
     let gopath = Command::new("go").args(["env", "GOPATH"]).output().ok()?;
     let bin = PathBuf::from(String::from_utf8_lossy(&gopath.stdout).trim()).join("bin");
     let found = |var: &str, default: PathBuf| {
