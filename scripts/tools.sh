@@ -63,6 +63,15 @@ if [ ! -x "${GOBIN}/registry" ]; then
     go install github.com/distribution/distribution/v3/cmd/registry@v3.1.2 || warn registry
 fi
 
+# What tests/it/generate.rs generates from, as Go modules: a large
+# provider's CRDs, a Crossplane v2 provider's (which needs a newer Go to
+# download: the go command fetches that toolchain itself), and Kubernetes'
+# OpenAPI document.
+go mod download github.com/crossplane-contrib/provider-aws@v0.52.0 k8s.io/kubernetes@v1.35.4 ||
+    warn "the CRD sets and OpenAPI document gen is tested on"
+GOTOOLCHAIN=go1.27.3 go mod download github.com/crossplane-contrib/provider-kubernetes@v1.4.1 ||
+    warn "provider-kubernetes v1.4.1's CRDs"
+
 # The distribution's packages, installed once: apt-get's lists are fetched
 # only when a package is not found in them.
 apt_install() {

@@ -9,7 +9,9 @@
 //! script, the embedded standard library; OCI targets are listed),
 //! `unused-load`, `duplicate-key` (a dict literal repeating a key: a run
 //! fails), `duplicate-resource`, `depends-on-cycle` (among literal
-//! references) and `when-without-reason`. A comment `# check: ignore` on a
+//! references) and `when-without-reason`; `unknown-field`,
+//! `missing-field`, `field-type` and `field-enum` for calls of `schema()`
+//! constructors ([`crate::typed`]). A comment `# check: ignore` on a
 //! line silences its findings, `# check: ignore[rule, ...]` only those
 //! rules.
 
@@ -93,6 +95,26 @@ pub struct Finding {
     pub rule: &'static str,
     /// The OCI module a `load` info is about, which `--oci` fetches.
     pub oci: Option<String>,
+    /// Where the text at fault ends (1-based, exclusive), when known.
+    pub end: Option<(usize, usize)>,
+    /// What would fix a constructor call's problem.
+    pub fix: Option<Remedy>,
+}
+
+/// What fixes a finding, for an editor's quick fix.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Remedy {
+    /// Replace the text at fault with this.
+    Replace(String),
+    /// Insert entries (`name = placeholder`, or `"name": placeholder` in a
+    /// dict) before the closing bracket at 1-based `(line, column)`;
+    /// `first` when the call or dict has no entries yet.
+    Insert {
+        entries: Vec<String>,
+        at: (usize, usize),
+        first: bool,
+    },
 }
 
 impl Finding {
@@ -112,6 +134,8 @@ impl Finding {
             message,
             rule,
             oci: None,
+            end: None,
+            fix: None,
         }
     }
 
@@ -186,8 +210,12 @@ fn scripts_in(path: &Path, text: String) -> Vec<Script> {
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let shown = path.display().to_string();
     if path.extension().is_some_and(|e| e == "star") {
+        // A file's relative loads (`./x.star`) read beside it, wherever
+        // `check` was started.
+        let caller =
+            std::path::absolute(path).map_or_else(|_| shown.clone(), |p| p.display().to_string());
         return vec![Script {
-            caller: shown.clone(),
+            caller,
             file: shown,
             text,
             offset: (0, 0),
@@ -308,11 +336,19 @@ fn load_problem(script: &Script, target: &str) -> Option<(Severity, String, Opti
     );
     match classified {
         Err(e) => error(format!("cannot load {target:?}: {e}")),
-        Ok(Target::Oci(url)) => Some((
-            Severity::Info,
-            format!("load of OCI module {url:?} is not fetched (--oci fetches it)"),
-            Some(url),
-        )),
+        Ok(Target::Oci(url)) => match pulled(&url) {
+            Some(Ok(_)) => None,
+            Some(Err(e)) => Some((
+                Severity::Error,
+                format!("cannot fetch OCI module {url:?}: {e}"),
+                None,
+            )),
+            None => Some((
+                Severity::Info,
+                format!("load of OCI module {url:?} is not fetched (--oci fetches it)"),
+                Some(url),
+            )),
+        },
         Ok(Target::Stdlib(_)) => None,
         Ok(Target::Local(name)) if script.modules.contains_key(&name) => None,
         Ok(Target::Local(name)) if script.dir.join(&name).is_file() => None,
@@ -393,6 +429,36 @@ fn check_script(
         }
     }
     rules::check(&tree, signatures, &mut out);
+    let scope = typed_scope(script, &ast, &pre.map);
+    for problem in crate::typed::judge::judge(&ast, &scope) {
+        let mut f = tree.finding(problem.span, Severity::Error, problem.message, problem.rule);
+        f.fix = match problem.fix {
+            crate::typed::judge::Fix::None => None,
+            crate::typed::judge::Fix::Rename(to) => Some(Remedy::Replace(to)),
+            crate::typed::judge::Fix::Add {
+                fields,
+                span,
+                empty,
+                dict,
+            } => {
+                // Before the closing bracket, the span's last character.
+                let end = tree.finding(span, Severity::Error, String::new(), "").end;
+                let entry = |(name, value): (String, String)| {
+                    if dict {
+                        format!("{}: {value}", crate::syntax::string_literal(&name))
+                    } else {
+                        format!("{name} = {value}")
+                    }
+                };
+                end.map(|(line, column)| Remedy::Insert {
+                    entries: fields.into_iter().map(entry).collect(),
+                    at: (line, column.saturating_sub(1)),
+                    first: empty,
+                })
+            }
+        };
+        out.push(f);
+    }
     // `check` judges a Composition's bodies by rendering it
     // (`crds::check`); an editor, which does not render, judges them here.
     if let Some(schemas) = schemas
@@ -415,14 +481,102 @@ fn check_script(
             f.line += script.offset.0;
             f.column += script.offset.1;
         }
+        if let Some((line, column)) = &mut f.end {
+            *line += script.offset.0;
+            *column += script.offset.1;
+        }
+        if let Some(Remedy::Insert {
+            at: (line, column), ..
+        }) = &mut f.fix
+        {
+            *line += script.offset.0;
+            *column += script.offset.1;
+        }
     }
     out
 }
 
-/// The text of the module `target` a script loads, when it can be found.
+/// The typed scope of the file `path` holding `text` (a Composition's:
+/// its first step's inline source), for the editor; `None` when the
+/// script does not parse (as while it is being typed).
+pub fn typed_scope_of(path: &Path, text: &str) -> Option<crate::typed::Module> {
+    let script = scripts_in(path, text.to_owned())
+        .into_iter()
+        .find(|s| s.caller == crate::input::INLINE_FILENAME || s.offset == (0, 0))?;
+    let (ast, map) = crate::syntax::parse_quietly(&script.file, &script.text)?;
+    Some(typed_scope(&script, &ast, &map))
+}
+
+/// The `schema()` constructors and constants a script sees: its own and
+/// those of the modules it loads, read statically (each module's text read
+/// once per process, by its content).
+fn typed_scope(
+    script: &Script,
+    ast: &AstModule,
+    map: &crate::syntax::line_map::LineMap,
+) -> crate::typed::Module {
+    let seen = std::cell::RefCell::new(HashSet::new());
+    crate::typed::read(ast, map, None, &|target| {
+        typed_module(script, target, &seen)
+    })
+}
+
+/// The schema view of the module `target`, read with its own loads.
+fn typed_module(
+    script: &Script,
+    target: &str,
+    seen: &std::cell::RefCell<HashSet<String>>,
+) -> Option<std::sync::Arc<crate::typed::Module>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    // Modules read, by their text: a provider's modules are megabytes, read
+    // again on every change in the editor otherwise.
+    type Read = HashMap<(String, u64), Arc<crate::typed::Module>>;
+    static READ: OnceLock<Mutex<Read>> = OnceLock::new();
+    if !seen.borrow_mut().insert(target.to_owned()) {
+        return None;
+    }
+    let text = module_text(script, target)?;
+    let key = (
+        target.to_owned(),
+        std::hash::BuildHasher::hash_one(&foldhash::quality::FixedState::default(), &text),
+    );
+    let cache = READ.get_or_init(Mutex::default);
+    if let Some(m) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Some(m);
+    }
+    let (module_ast, module_map) = crate::syntax::parse_quietly(target, &text)?;
+    let module = Arc::new(crate::typed::read(
+        &module_ast,
+        &module_map,
+        Some(target),
+        &|t| typed_module(script, t, seen),
+    ));
+    if let Ok(mut c) = cache.lock() {
+        if c.len() > 512 {
+            c.clear();
+        }
+        c.insert(key, module.clone());
+    }
+    Some(module)
+}
+
+/// The text of the module `target` a script loads, when it can be found
+/// (an OCI module's once [`fetch_oci_modules`] has pulled it).
 fn module_text(script: &Script, target: &str) -> Option<String> {
     if let Some(text) = script.modules.get(target) {
         return Some(text.clone());
+    }
+    if let Ok(Target::Oci(url)) = crate::loader::classify(
+        target,
+        &script.caller,
+        script.default_registry.as_deref(),
+        &|key| script.modules.contains_key(key),
+    ) {
+        return match pulled(&url)? {
+            Ok(text) => Some(text.to_string()),
+            Err(_) => None,
+        };
     }
     if let Some(key) = crate::loader::stdlib::resolve(target) {
         return crate::loader::stdlib::source(key).map(str::to_owned);
@@ -523,6 +677,79 @@ fn schema_findings(
         }
     }
     out
+}
+
+/// OCI modules pulled in this process (by the editor), by full URL: their
+/// text, or why they could not be had.
+type Pulled = std::collections::HashMap<String, Result<std::sync::Arc<str>, String>>;
+
+fn pulled_store() -> &'static std::sync::Mutex<Pulled> {
+    static PULLED: std::sync::OnceLock<std::sync::Mutex<Pulled>> = std::sync::OnceLock::new();
+    PULLED.get_or_init(std::sync::Mutex::default)
+}
+
+/// What pulling the OCI module `url` gave, if it was pulled.
+fn pulled(url: &str) -> Option<Result<std::sync::Arc<str>, String>> {
+    pulled_store().lock().ok()?.get(url).cloned()
+}
+
+/// Pulls the OCI modules the file `path` holding `text` loads (and what
+/// they load), with the loader's client, caches and the Docker config's
+/// credentials, once per process; `check` and the editor then read their
+/// schemas, and a module that cannot be had is an error on its `load()`.
+pub fn fetch_oci_modules(path: &Path, text: &str) {
+    use crate::loader::oci::{Access, OciResolver, Resolution, reference::parse_url};
+    static RESOLVER: std::sync::OnceLock<OciResolver> = std::sync::OnceLock::new();
+    let mut wanted = Vec::new();
+    for script in scripts_in(path, text.to_owned()) {
+        for target in crate::loader::load_targets(&script.text) {
+            if let Ok(Target::Oci(url)) = crate::loader::classify(
+                &target,
+                &script.caller,
+                script.default_registry.as_deref(),
+                &|key| script.modules.contains_key(key),
+            ) && pulled(&url).is_none()
+                && !wanted.contains(&url)
+            {
+                wanted.push(url);
+            }
+        }
+    }
+    if wanted.is_empty() {
+        return;
+    }
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let resolver =
+        RESOLVER.get_or_init(|| OciResolver::new(crate::loader::oci::OciConfig::default()));
+    let settings = crate::input::OciSettings::default();
+    let request = function_sdk_rust::proto::v1::RunFunctionRequest::default();
+    for url in wanted {
+        let result = runtime.block_on(async {
+            let access = Access::new(&settings, &request, resolver.config()).await;
+            let target = parse_url(&url)?;
+            Resolution::new(resolver, access, None)
+                .resolve(vec![target])
+                .await
+        });
+        let Ok(mut store) = pulled_store().lock() else {
+            return;
+        };
+        match result {
+            Ok(entries) => {
+                for (key, text) in entries {
+                    store.insert(key, Ok(text));
+                }
+            }
+            Err(e) => {
+                store.insert(url, Err(e));
+            }
+        }
+    }
 }
 
 /// `--oci`: fetches the OCI module of each `load` info; one that comes

@@ -125,9 +125,14 @@ pub enum Command {
     /// them: syntax, undefined names, builtin calls against their
     /// signatures, loads, Resource names and depends_on cycles.
     Check(crate::check::CheckArgs),
-    /// Write typed `schema()` modules for the kinds of CRDs (`crd`) or the
-    /// XRs of XRDs (`xrd`), to `load()` from scripts.
+    /// Write typed `schema()` modules for the kinds of CRDs (`crd`), the
+    /// XRs of XRDs (`xrd`) or Kubernetes' own kinds from its OpenAPI
+    /// documents (`openapi`), one per API group and version, to `load()`
+    /// from scripts.
     Gen(crate::generate::GenArgs),
+    /// Publish a directory of modules (`gen`'s output, a library) as an OCI
+    /// module package that `load("oci://...")` pulls.
+    Push(crate::push::PushArgs),
     /// Serve editors over stdin and stdout (the Language Server Protocol):
     /// completion, hover, signature help, go-to-definition, `check`'s
     /// findings as diagnostics, and quick fixes.

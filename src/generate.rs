@@ -1,14 +1,23 @@
-//! `function-starlark gen crd|xrd FILE|DIR -o DIR`: a Starlark module of
-//! typed `schema()` constructors for each kind (and version) the CRDs or
-//! XRDs declare, to `load()` from scripts so that the editor completes
-//! their fields and the run validates them.
+//! `function-starlark gen crd|xrd|openapi PATH... -o DIR`: typed
+//! `schema()` constructors for every kind (and version) the CRDs or XRDs
+//! declare, or every object type of Kubernetes OpenAPI documents, one
+//! module per API group and version: `DIR/<group>/<version>.star`
+//! (`core/v1.star` for Kubernetes' own group). A script names the module
+//! from the kind's `apiVersion`. A module that uses another group's types
+//! (Kubernetes' Deployment uses core's PodSpec) holds its own copy of
+//! them, or, with `--package REF`, loads them from the OCI package `REF`
+//! the modules are published as (`function-starlark push DIR REF`).
+//! Loaded, the constructors validate the objects scripts build, and the
+//! editor and `check` know their fields.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::Value;
 
+mod managed;
 mod module;
+mod read;
 
 /// What `gen` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -17,20 +26,30 @@ pub enum Source {
     Crd,
     /// CompositeResourceDefinitions: the XRs themselves.
     Xrd,
+    /// Kubernetes OpenAPI documents (JSON, OpenAPI 2 or 3): Kubernetes'
+    /// own kinds, from `k8s.io/kubernetes`'s `api/openapi-spec` or a
+    /// cluster's `/openapi/v2` and `/openapi/v3/...`.
+    Openapi,
 }
 
 /// `gen`'s arguments.
 #[derive(clap::Args, Debug, Clone)]
 pub struct GenArgs {
-    /// `crd` or `xrd`.
+    /// `crd`, `xrd` or `openapi`.
     #[arg(value_enum)]
     pub source: Source,
-    /// YAML files, or directories of them.
+    /// YAML (or, for `openapi`, JSON) files, or directories of them.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// The directory the modules are written to (made if missing).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: PathBuf,
+    /// The OCI package the modules will be published as
+    /// (`oci://registry/repo:tag`, or a short form of the default
+    /// registry, `repo:tag`): modules load each other's types from it
+    /// instead of holding copies.
+    #[arg(long, value_name = "REF")]
+    pub package: Option<String>,
 }
 
 impl Source {
@@ -38,6 +57,7 @@ impl Source {
         match self {
             Source::Crd => "CustomResourceDefinition",
             Source::Xrd => "CompositeResourceDefinition",
+            Source::Openapi => "OpenAPI document",
         }
     }
 
@@ -45,96 +65,44 @@ impl Source {
         match self {
             Source::Crd => "crd",
             Source::Xrd => "xrd",
+            Source::Openapi => "openapi",
         }
     }
 }
 
-/// `Bucket` -> `bucket`, `XAppBackend` -> `x_app_backend`.
-fn snake(name: &str) -> String {
-    let mut out = String::new();
-    let chars: Vec<char> = name.chars().collect();
-    for (i, c) in chars.iter().enumerate() {
-        let next_lower = chars.get(i + 1).is_some_and(char::is_ascii_lowercase);
-        let prev_lower =
-            i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
-        if c.is_ascii_uppercase() && i > 0 && (prev_lower || next_lower) {
-            out.push('_');
+/// Everything the files under `args.paths` define.
+fn read_all(args: &GenArgs) -> Result<read::Read, String> {
+    let json = args.source == Source::Openapi;
+    let files = crate::render::load::files_under(&args.paths, &|name| {
+        let lower = name.to_ascii_lowercase();
+        let wanted: &[&str] = if json { &[".json"] } else { &[".yaml", ".yml"] };
+        wanted.iter().any(|e| lower.ends_with(e))
+    });
+    let mut all = read::Read::default();
+    for file in &files {
+        if json {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let document: Value = serde_json::from_str(&text)
+                .map_err(|e| format!("{} is not JSON: {e}", file.display()))?;
+            all.openapi(&document, file)?;
+        } else {
+            let objects = crate::render::load::objects(file).map_err(|e| e.to_string())?;
+            all.definitions(&objects, args.source, file)?;
         }
-        out.push(c.to_ascii_lowercase());
     }
-    out
-}
-
-/// Every `(file name, module text)` of one definition object.
-fn modules(object: &Value, source: Source, from: &str) -> Vec<(String, String)> {
-    let spec = object.get("spec").cloned().unwrap_or_default();
-    let text = |p: &str| {
-        spec.pointer(p)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let (group, kind) = (text("/group"), text("/names/kind"));
-    let versions: Vec<&Value> = spec
-        .get("versions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|v| v.pointer("/schema/openAPIV3Schema").is_some())
-        .collect();
-    versions
-        .iter()
-        .filter_map(|v| {
-            let version = v.get("name").and_then(Value::as_str)?;
-            let schema = v.pointer("/schema/openAPIV3Schema")?;
-            let file = if versions.len() == 1 {
-                format!("{}.star", snake(&kind))
-            } else {
-                format!("{}_{version}.star", snake(&kind))
-            };
-            let text = module::generate(&module::Definition {
-                api_version: format!("{group}/{version}"),
-                kind: kind.clone(),
-                schema,
-                source: from.to_owned(),
-                command: source.command(),
-            });
-            Some((file, text))
-        })
-        .collect()
+    Ok(all)
 }
 
 fn run(args: &GenArgs) -> Result<Vec<PathBuf>, String> {
-    let files = crate::render::load::files_under(&args.paths, &|name| {
-        let lower = name.to_ascii_lowercase();
-        [".yaml", ".yml"].iter().any(|e| lower.ends_with(e))
-    });
-    let mut written = Vec::new();
-    for file in &files {
-        let objects = crate::render::load::objects(file).map_err(|e| e.to_string())?;
-        let from = file
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        for object in objects
-            .iter()
-            .filter(|o| o.get("kind").and_then(Value::as_str) == Some(args.source.kind()))
-        {
-            for (name, text) in modules(object, args.source, &from) {
-                std::fs::create_dir_all(&args.output)
-                    .map_err(|e| format!("cannot make {}: {e}", args.output.display()))?;
-                let path = args.output.join(&name);
-                if written.contains(&path) {
-                    return Err(format!(
-                        "two definitions give {name}: generate them into different directories"
-                    ));
-                }
-                std::fs::write(&path, text)
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-                written.push(path);
-            }
-        }
+    if let Some(package) = &args.package {
+        check_package(package)?;
     }
-    if written.is_empty() {
+    let all = read_all(args)?;
+    let mut files: Vec<&str> = all.types.values().map(|d| d.file.as_str()).collect();
+    files.sort_unstable();
+    files.dedup();
+    if files.is_empty() {
         return Err(format!(
             "no {} with a schema in {}: give the files or directories that hold them",
             args.source.kind(),
@@ -145,7 +113,40 @@ fn run(args: &GenArgs) -> Result<Vec<PathBuf>, String> {
                 .join(", ")
         ));
     }
+    let options = module::Options {
+        package: args.package.as_deref(),
+        command: args.source.command(),
+    };
+    let mut written = Vec::new();
+    for file in files {
+        let path = args.output.join(file);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+        }
+        std::fs::write(&path, module::generate(file, &all, &options))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        written.push(path);
+    }
     Ok(written)
+}
+
+/// `--package` names where the modules will be: an `oci://` artifact or a
+/// short form of the default registry, with a tag or digest.
+fn check_package(package: &str) -> Result<(), String> {
+    let url = if package.starts_with("oci://") {
+        format!("{}/x.star", package.trim_end_matches('/'))
+    } else {
+        format!(
+            "oci://example.invalid/{}/x.star",
+            package.trim_end_matches('/')
+        )
+    };
+    crate::loader::oci::reference::parse_url(&url)
+        .map(|_| ())
+        .map_err(|e| {
+            format!("--package {package:?} is not an OCI package with a tag or digest (oci://registry/repo:tag, or repo:tag of the default registry): {e}")
+        })
 }
 
 /// Writes the modules and names each on stdout.
@@ -166,13 +167,12 @@ pub fn main(args: &GenArgs) -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::snake;
+    use super::check_package;
 
     #[test]
-    fn file_names_are_snake_case() {
-        assert_eq!(snake("Bucket"), "bucket");
-        assert_eq!(snake("XAppBackend"), "x_app_backend");
-        assert_eq!(snake("BucketPolicy"), "bucket_policy");
-        assert_eq!(snake("IAMMember"), "iam_member");
+    fn a_package_must_be_an_oci_reference_with_a_tag() {
+        assert!(check_package("oci://registry.example.com/acme/schemas:v1").is_ok());
+        assert!(check_package("schemas:v1").is_ok());
+        assert!(check_package("oci://registry.example.com/acme/schemas").is_err());
     }
 }

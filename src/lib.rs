@@ -32,8 +32,10 @@
 //! pipeline in-process as `crossplane render` does and [`test_runner`]
 //! runs `*_test.star` and `*_test.yaml` tests on it; [`check`] finds
 //! mistakes in scripts before they run; [`lsp`] serves editors what
-//! `check` and the builtins' registry know; [`generate`] (`gen`) writes typed
-//! `schema()` modules from CRDs and XRDs; [`docs`] and [`crd`]
+//! `check` and the builtins' registry know, both judging `schema()`
+//! constructor calls through [`typed`]; [`generate`] (`gen`) writes typed
+//! `schema()` modules from CRDs, XRDs and Kubernetes' OpenAPI, which
+//! [`push`] publishes as an OCI module package; [`docs`] and [`crd`]
 //! generate `docs/builtins.md` and the input CRD from the code.
 
 pub mod apply;
@@ -60,6 +62,7 @@ pub mod meter;
 pub mod metrics;
 pub mod openapi;
 pub mod panics;
+pub mod push;
 pub mod render;
 pub mod request;
 pub mod runner;
@@ -69,6 +72,7 @@ pub mod test_runner;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod transport;
+pub mod typed;
 // starlark's derives (`Trace`, `ProvidesStaticType`) expand to `unsafe impl`s.
 #[allow(unsafe_code)]
 pub mod values;

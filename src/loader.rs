@@ -341,6 +341,14 @@ async fn read_beside(raw: &str, path: &str, caller: &str) -> Found {
     }
 }
 
+/// Whether a file name is a module's (`.star`, and not a `*_test.star`
+/// test file, which is never loaded).
+#[allow(clippy::case_sensitive_file_extension_comparisons)]
+pub fn is_module_file(name: &str) -> bool {
+    // Module names are matched exactly, as the reference does.
+    name.ends_with(".star") && !name.ends_with("_test.star")
+}
+
 /// The targets of a source's top-level `load` statements.
 pub fn load_targets(text: &str) -> Vec<String> {
     crate::syntax::loads::load_targets(text)

@@ -15,9 +15,12 @@ use lsp_server::{Connection, ErrorCode, Message, RequestId, Response};
 use serde_json::{Value, json};
 
 mod actions;
+mod constructors;
 mod context;
 mod documents;
+mod index;
 mod inline;
+mod outline;
 mod signature;
 
 use crate::docs::FunctionDoc;
@@ -110,12 +113,21 @@ struct Front {
     /// Names of the namespaces (`dict`, `json`, ...) and their members.
     namespaces: HashMap<String, Vec<String>>,
     globals: Vec<String>,
+    /// The workspace's `schema()` constructors, by name.
+    constructors: std::collections::BTreeMap<String, Vec<PathBuf>>,
+    /// Each open document's typed scope, as of the last version that
+    /// parsed (the one being typed rarely does).
+    scopes: Mutex<HashMap<String, Arc<crate::typed::Module>>>,
     /// Requests passed behind, by id: the method and the document.
     pending: Mutex<HashMap<RequestId, (String, Option<String>)>>,
 }
 
 impl Front {
-    fn new(documents: Arc<Documents>, globals: Vec<String>) -> Front {
+    fn new(
+        documents: Arc<Documents>,
+        globals: Vec<String>,
+        root: Option<&std::path::Path>,
+    ) -> Front {
         let functions: HashMap<String, FunctionDoc> = crate::docs::functions()
             .into_iter()
             .map(|f| (f.name.clone(), f))
@@ -131,8 +143,34 @@ impl Front {
             functions,
             namespaces,
             globals,
+            constructors: root.map(index::constructors).unwrap_or_default(),
+            scopes: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Reads the typed scope of the document `uri` now holding `text`.
+    fn rescope(&self, uri: &str, text: &str) {
+        let Some(path) = uri.strip_prefix("file://") else {
+            return;
+        };
+        // The OCI modules it loads, pulled once (their schemas, and their
+        // failures as diagnostics on the load lines).
+        crate::check::fetch_oci_modules(std::path::Path::new(path), text);
+        if let Some(scope) = crate::check::typed_scope_of(std::path::Path::new(path), text) {
+            self.scopes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(uri.to_owned(), Arc::new(scope));
+        }
+    }
+
+    fn scope(&self, uri: &str) -> Option<Arc<crate::typed::Module>> {
+        self.scopes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(uri)
+            .cloned()
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, (String, Option<String>)>> {
@@ -230,7 +268,16 @@ pub fn serve(client: &Connection, args: &LspArgs) -> Result<(), String> {
     };
     let documents = Arc::new(Documents::default());
     let context = context::Context::new(documents.clone(), crds_dir(args, &init_params).as_deref());
-    let front = Arc::new(Front::new(documents, context.global_names()));
+    let root = init_params
+        .get("rootUri")
+        .and_then(Value::as_str)
+        .and_then(|u| u.strip_prefix("file://"))
+        .map(PathBuf::from);
+    let front = Arc::new(Front::new(
+        documents,
+        context.global_names(),
+        root.as_deref(),
+    ));
     let (ours, theirs) = Connection::memory();
     let behind = std::thread::Builder::new()
         .name("starlark-lsp".to_owned())
@@ -281,20 +328,29 @@ fn to_server(
             let doc = uri.as_deref().and_then(|u| front.documents.get(u));
             match r.method.as_str() {
                 "textDocument/signatureHelp" => {
-                    let help = doc
-                        .and_then(|d| text_before(&d, &r.params))
-                        .and_then(|before| signature::help(&before, &front.functions));
-                    respond(
-                        client,
-                        r.id,
-                        serde_json::to_value(help).unwrap_or(Value::Null),
-                    )
+                    let before = doc.as_ref().and_then(|d| text_before(d, &r.params));
+                    let constructor = before.as_deref().and_then(|b| {
+                        let scope = front.scope(uri.as_deref()?)?;
+                        constructors::place(b, &scope).map(|p| constructors::signature(&p))
+                    });
+                    let help = constructor.unwrap_or_else(|| {
+                        let builtin = before
+                            .as_deref()
+                            .and_then(|b| signature::help(b, &front.functions));
+                        serde_json::to_value(builtin).unwrap_or(Value::Null)
+                    });
+                    respond(client, r.id, help)
+                }
+                "textDocument/documentSymbol" => {
+                    let symbols = doc.as_ref().map(outline::symbols).unwrap_or_default();
+                    respond(client, r.id, Value::Array(symbols))
                 }
                 "textDocument/codeAction" => {
                     let diagnostics = given_diagnostics(&r.params);
                     let names = actions::Names {
                         functions: &front.functions,
                         globals: &front.globals,
+                        constructors: &front.constructors,
                     };
                     let fixes = match (doc, uri.as_deref().map(str::parse::<lsp_types::Uri>)) {
                         (Some(d), Some(Ok(u))) => {
@@ -309,9 +365,10 @@ fn to_server(
                     )
                 }
                 "textDocument/hover"
-                    if let Some(hover) = doc
-                        .as_ref()
-                        .and_then(|d| builtin_hover(front, d, &r.params)) =>
+                    if let Some(hover) = doc.as_ref().and_then(|d| {
+                        field_hover(front, uri.as_deref()?, d, &r.params)
+                            .or_else(|| builtin_hover(front, d, &r.params))
+                    }) =>
                 {
                     respond(client, r.id, hover)
                 }
@@ -319,7 +376,10 @@ fn to_server(
                     if let Some(items) = doc
                         .as_ref()
                         .and_then(|d| text_before(d, &r.params))
-                        .and_then(|before| member_completion(front, &before)) =>
+                        .and_then(|before| {
+                            constructor_completion(front, uri.as_deref()?, &before)
+                                .or_else(|| member_completion(front, &before))
+                        }) =>
                 {
                     respond(client, r.id, items)
                 }
@@ -369,6 +429,7 @@ fn to_server(
                         .and_then(Value::as_str)
                         .unwrap_or_default();
                     let starlark = front.documents.set(u, text.to_owned());
+                    front.rescope(u, text);
                     n.params["textDocument"]["text"] = Value::String(starlark);
                 }
                 ("textDocument/didChange", Some(u)) => {
@@ -382,6 +443,7 @@ fn to_server(
                         .and_then(Value::as_str)
                         .unwrap_or_default()
                         .to_owned();
+                    front.rescope(u, &text);
                     let starlark = front.documents.set(u, text);
                     n.params["contentChanges"] = json!([{"text": starlark}]);
                 }
@@ -430,6 +492,7 @@ fn given_diagnostics(params: &Value) -> Vec<lsp_types::Diagnostic> {
                 code: Some(code),
                 message: d.get("message")?.as_str()?.to_owned(),
                 source: d.get("source").and_then(Value::as_str).map(str::to_owned),
+                data: d.get("data").cloned(),
                 ..lsp_types::Diagnostic::default()
             })
         })
@@ -456,6 +519,48 @@ fn builtin_hover(front: &Front, doc: &documents::Document, params: &Value) -> Op
     let f = front.functions.get(name)?;
     Some(json!({
         "contents": {"kind": "markdown", "value": f.markdown},
+        "range": {"start": {"line": row, "character": start}, "end": {"line": row, "character": end}},
+    }))
+}
+
+/// Completion inside a constructor's call: its fields, or a field's
+/// allowed values.
+fn constructor_completion(front: &Front, uri: &str, before: &str) -> Option<Value> {
+    let scope = front.scope(uri)?;
+    let place = constructors::place(before, &scope)?;
+    Some(json!({"isIncomplete": false, "items": constructors::completion(&place)}))
+}
+
+/// Hover on a field written as a keyword (`region = `) or dict key
+/// (`"region": `) inside a constructor's call.
+fn field_hover(
+    front: &Front,
+    uri: &str,
+    doc: &documents::Document,
+    params: &Value,
+) -> Option<Value> {
+    let scope = front.scope(uri)?;
+    let row = params.pointer("/position/line")?.as_u64()?;
+    let column = usize::try_from(params.pointer("/position/character")?.as_u64()?).ok()?;
+    let line = doc.text.lines().nth(usize::try_from(row).ok()?)?;
+    let word = |c: char| c.is_alphanumeric() || c == '_' || c == '-';
+    let column = column.min(line.len());
+    let start = line[..column].rfind(|c| !word(c)).map_or(0, |i| i + 1);
+    let end = line[column..]
+        .find(|c| !word(c))
+        .map_or(line.len(), |i| column + i);
+    let name = line.get(start..end)?;
+    let after = line[end..].trim_start_matches(['"', '\'']).trim_start();
+    if !(after.starts_with(':') || (after.starts_with('=') && !after.starts_with("=="))) {
+        return None;
+    }
+    let mut at = params.clone();
+    at["position"]["character"] =
+        json!(line[..start].trim_end_matches(['"', '\'']).chars().count());
+    let before = text_before(doc, &at)?;
+    let markdown = constructors::hover(&before, name, &scope)?;
+    Some(json!({
+        "contents": {"kind": "markdown", "value": markdown},
         "range": {"start": {"line": row, "character": start}, "end": {"line": row, "character": end}},
     }))
 }
@@ -516,7 +621,8 @@ fn add_capabilities(result: &mut Value) {
     let caps = &mut result["capabilities"];
     caps["signatureHelpProvider"] = json!({"triggerCharacters": ["(", ","]});
     caps["codeActionProvider"] = json!({"codeActionKinds": ["quickfix"]});
-    caps["completionProvider"] = json!({"triggerCharacters": ["."]});
+    caps["completionProvider"] = json!({"triggerCharacters": [".", "(", ",", "{", "\""]});
+    caps["documentSymbolProvider"] = json!(true);
     result["serverInfo"] = json!({"name": "function-starlark", "version": crate::VERSION});
 }
 

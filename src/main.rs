@@ -24,6 +24,7 @@ fn main() -> std::process::ExitCode {
             return function_starlark::check::main(args, cli.render_options());
         }
         Some(Command::Gen(args)) => return function_starlark::generate::main(args),
+        Some(Command::Push(args)) => return function_starlark::push::main(args),
         Some(Command::Lsp(args)) => return function_starlark::lsp::main(args),
         None => {}
     }

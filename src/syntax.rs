@@ -10,6 +10,7 @@
 //! - [`loads`]: the targets of `load` statements, read off tokens;
 //! - [`static_check`]: the Go dialect's rules the parser does not enforce
 //!   (no global rebound at top level);
+//! - [`visit`]: every expression of a parsed script, for static readings;
 //! - [`dialect`]: the dialect starlark-rust parses.
 
 use starlark::syntax::{Dialect, DialectTypes};
@@ -21,6 +22,7 @@ pub mod nesting;
 pub mod prepass;
 pub mod source_error;
 pub mod static_check;
+pub mod visit;
 
 /// `source` pre-passed and parsed as `file`, with the map back to the
 /// user's lines; `None` when either step fails (for readers that leave the

@@ -21,7 +21,7 @@ pub struct Tree<'a> {
 }
 
 impl Tree<'_> {
-    /// A finding at `span`.
+    /// A finding at `span`, which ends where the span does.
     pub fn finding(
         &self,
         span: Span,
@@ -29,31 +29,18 @@ impl Tree<'_> {
         message: String,
         rule: &'static str,
     ) -> Finding {
-        let begin = self.ast.file_span(span).resolve_span().begin;
-        let (line, column) = self.map.original(begin.line, begin.column);
-        Finding::at(self.file, (line + 1, column + 1), severity, message, rule)
+        let resolved = self.ast.file_span(span).resolve_span();
+        let (line, column) = self
+            .map
+            .original(resolved.begin.line, resolved.begin.column);
+        let (end_line, end_column) = self.map.original(resolved.end.line, resolved.end.column);
+        let mut f = Finding::at(self.file, (line + 1, column + 1), severity, message, rule);
+        f.end = Some((end_line + 1, end_column + 1));
+        f
     }
 }
 
-/// Every expression of `stmt` once, depth first.
-pub fn each_expr<'a>(stmt: &'a AstStmt, f: &mut impl FnMut(&'a AstExpr)) {
-    let mut seen = HashSet::new();
-    each_expr_of(stmt, &mut |e: &'a AstExpr| {
-        if seen.insert((e.span.begin(), e.span.end())) {
-            f(e);
-        }
-    });
-}
-
-fn each_expr_of<'a>(stmt: &'a AstStmt, f: &mut impl FnMut(&'a AstExpr)) {
-    stmt.node.visit_expr(|e| each_expr_in(e, f));
-    stmt.node.visit_stmt(|s| each_expr_of(s, f));
-}
-
-fn each_expr_in<'a>(expr: &'a AstExpr, f: &mut impl FnMut(&'a AstExpr)) {
-    f(expr);
-    expr.node.visit_expr(|e| each_expr_in(e, f));
-}
+pub use crate::syntax::visit::each_expr;
 
 /// The names a script binds at top level (defs, assignments, loads):
 /// they shadow builtins of the same name.

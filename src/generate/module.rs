@@ -1,34 +1,51 @@
-//! One kind's OpenAPI schema as a Starlark module of `schema()`
-//! constructors: a constructor per object with declared properties (nested
-//! ones first, so each is defined before it is used), `field()`s with their
-//! type, `required`, `default`, `enum` and description, a constant per
-//! string enum value, and `apiVersion`/`kind` preset on the kind's own.
+//! One API group and version as a Starlark module of `schema()`
+//! constructors: one per kind or object type the group and version holds,
+//! and one per nested object with declared properties (each defined before
+//! it is used), `field()`s with their type, `required`, `default`, `enum`
+//! and description, a constant per string enum value, `apiVersion`/`kind`
+//! preset on a kind's own, and a `load()` of each type it uses from another
+//! group's module.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
-/// A kind to generate: its API version, kind and `openAPIV3Schema`.
-pub struct Definition<'a> {
-    pub api_version: String,
-    pub kind: String,
-    pub schema: &'a Value,
-    /// Where it was read from, named in the module's docstring.
-    pub source: String,
-    /// `crd` or `xrd`, named in the module's docstring.
+use super::read::{Read, TypeDef};
+
+/// How a module reaches the types of other groups.
+pub struct Options<'a> {
+    /// `gen --package REF`: loaded from `REF/<group>/<version>.star`; else
+    /// copied into the module.
+    pub package: Option<&'a str>,
+    /// `crd`, `xrd` or `openapi`, named in the module's docstring.
     pub command: &'static str,
 }
 
 /// The generated text, built bottom-up.
 #[derive(Default)]
-struct Module {
+struct Module<'a> {
+    /// The module being written.
+    file: String,
+    /// `--package`: other groups' types are loaded from it; without one,
+    /// each module holds a copy of every type it uses, so that it loads
+    /// nothing (a module read from a file cannot load a sibling
+    /// directory's).
+    package: Option<String>,
+    /// Every type read, for `$ref`s.
+    read: Option<&'a Read>,
     /// `NAME = "value"` constants of enum values.
     constants: Vec<String>,
     /// Constructor definitions, each after the ones it uses.
     schemas: Vec<String>,
     /// Every top-level name given so far.
     taken: HashSet<String>,
+    /// Types of this module already written, by key, and their names.
+    written: HashMap<String, String>,
+    /// Types of this module being written (a `$ref` back to one is a cycle).
+    writing: HashSet<String>,
+    /// Other modules' types used: module -> local name -> their name.
+    loads: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// The Starlark literal of a JSON value.
@@ -142,7 +159,21 @@ fn structured(schema: &Value) -> bool {
         )
 }
 
-impl Module {
+/// The definition a `$ref` (or a lone `allOf` entry, as OpenAPI 3 writes a
+/// documented reference) names: `#/definitions/X` or
+/// `#/components/schemas/X` -> `X`.
+fn reference(schema: &Value) -> Option<&str> {
+    let direct = schema.get("$ref").and_then(Value::as_str);
+    let all_of = || match schema.get("allOf").and_then(Value::as_array)?.as_slice() {
+        [only] => only.get("$ref").and_then(Value::as_str),
+        _ => None,
+    };
+    direct
+        .or_else(all_of)
+        .map(|r| r.rsplit('/').next().unwrap_or(r))
+}
+
+impl Module<'_> {
     fn name(&mut self, wanted: String) -> String {
         let mut name = wanted.clone();
         let mut n = 2;
@@ -159,6 +190,13 @@ impl Module {
         if is_true(schema, "x-kubernetes-int-or-string") {
             return Vec::new();
         }
+        if let Some(key) = reference(schema) {
+            return match self.referenced(key) {
+                Referenced::Constructor(name) => vec![format!("type = {name}")],
+                Referenced::Plain(plain) => self.field_type(name, &plain),
+                Referenced::Unknown => Vec::new(),
+            };
+        }
         if structured(schema) {
             let constructor = self.constructor(name, schema, &[]);
             return vec![format!("type = {constructor}")];
@@ -170,7 +208,12 @@ impl Module {
             Some("object") => vec!["type = \"dict\"".to_owned()],
             Some("array") => {
                 let mut out = vec!["type = \"list\"".to_owned()];
-                if let Some(items) = schema.get("items").filter(|i| structured(i)) {
+                let items = schema.get("items");
+                if let Some(key) = items.and_then(reference) {
+                    if let Referenced::Constructor(item) = self.referenced(key) {
+                        out.push(format!("items = {item}"));
+                    }
+                } else if let Some(items) = items.filter(|i| structured(i)) {
                     let item = self.constructor(&format!("{name}Item"), items, &[]);
                     out.push(format!("items = {item}"));
                 }
@@ -179,6 +222,97 @@ impl Module {
             // `number` takes ints too, which `"float"` would reject.
             _ => Vec::new(),
         }
+    }
+
+    /// What the definition `key` is to a field: a constructor (written
+    /// here first, or loaded from its own module), a plain type, or
+    /// unknown. A reference back to a type being written is a cycle, left
+    /// a plain dict.
+    fn referenced(&mut self, key: &str) -> Referenced {
+        let Some(read) = self.read else {
+            return Referenced::Unknown;
+        };
+        if let Some(def) = read.types.get(key) {
+            if def.file != self.file && self.package.is_some() {
+                let local = self.load(&def.file, &def.name);
+                return Referenced::Constructor(local);
+            }
+            if let Some(name) = self.written.get(key) {
+                return Referenced::Constructor(name.clone());
+            }
+            if self.writing.contains(key) {
+                return Referenced::Plain(serde_json::json!({"type": "object"}));
+            }
+            return Referenced::Constructor(self.type_def(key, def));
+        }
+        match read.plain.get(key) {
+            Some(plain) => Referenced::Plain(plain.clone()),
+            None => Referenced::Unknown,
+        }
+    }
+
+    /// The local name of `name` loaded from `file`.
+    fn load(&mut self, file: &str, name: &str) -> String {
+        if let Some(local) = self.loads.get(file).and_then(|names| {
+            names
+                .iter()
+                .find(|(_, theirs)| theirs.as_str() == name)
+                .map(|(local, _)| local.clone())
+        }) {
+            return local;
+        }
+        let local = if self.taken.contains(name) {
+            // Another group's type of the same name: loaded under its group's.
+            let prefix = pascal(
+                file.split('/')
+                    .next()
+                    .unwrap_or_default()
+                    .split('.')
+                    .next()
+                    .unwrap_or_default(),
+            );
+            self.name(format!("{prefix}{name}"))
+        } else {
+            self.name(name.to_owned())
+        };
+        self.loads
+            .entry(file.to_owned())
+            .or_default()
+            .insert(local.clone(), name.to_owned());
+        local
+    }
+
+    /// Writes the constructor of one type read (after those it uses).
+    fn type_def(&mut self, key: &str, def: &TypeDef) -> String {
+        self.writing.insert(key.to_owned());
+        let preset: Vec<(&str, &str)> = def
+            .preset
+            .as_ref()
+            .map(|(api, kind)| vec![("apiVersion", api.as_str()), ("kind", kind.as_str())])
+            .unwrap_or_default();
+        let mut schema = def.schema.clone();
+        if def.preset.is_some()
+            && let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut)
+        {
+            for key in ["apiVersion", "kind"] {
+                props
+                    .entry(key)
+                    .or_insert(serde_json::json!({"type": "string"}));
+            }
+            // Kubernetes fills metadata; a CRD does not describe it.
+            props.entry("metadata").or_insert(serde_json::json!({
+                "type": "object",
+                "description": "The object's metadata: name, labels, annotations, ..."
+            }));
+        }
+        // A type of this module had its own name reserved for it.
+        if def.file == self.file {
+            self.taken.remove(&def.name);
+        }
+        let name = self.constructor(&def.name, &schema, &preset);
+        self.writing.remove(key);
+        self.written.insert(key.to_owned(), name.clone());
+        name
     }
 
     /// Defines the constructor of an object schema (and every one it
@@ -253,35 +387,70 @@ impl Module {
     }
 }
 
-/// The module of `kind`.
-pub fn generate(kind: &Definition) -> String {
-    let mut module = Module::default();
-    let mut top = kind.schema.clone();
-    if let Some(props) = top.get_mut("properties").and_then(Value::as_object_mut) {
-        // Crossplane and the provider write status; compositions do not.
-        props.remove("status");
-        for key in ["apiVersion", "kind"] {
-            props
-                .entry(key)
-                .or_insert(serde_json::json!({"type": "string"}));
-        }
-        // Kubernetes fills metadata; the CRD does not describe it.
-        props.insert(
-            "metadata".to_owned(),
-            serde_json::json!({"type": "object", "description": "The object's metadata: name, labels, annotations, ..."}),
-        );
+/// What a reference is to a field.
+enum Referenced {
+    Constructor(String),
+    Plain(Value),
+    Unknown,
+}
+
+/// The module `file`, holding the types of `read` placed in it.
+pub fn generate(file: &str, read: &Read, options: &Options) -> String {
+    let mut module = Module {
+        file: file.to_owned(),
+        package: options.package.map(str::to_owned),
+        read: Some(read),
+        ..Module::default()
+    };
+    let own: Vec<(&String, &TypeDef)> = read.types.iter().filter(|(_, d)| d.file == file).collect();
+    // Each type keeps its own name: nested constructors give way.
+    for (_, def) in &own {
+        module.taken.insert(def.name.clone());
     }
-    let name = module.constructor(
-        &pascal(&kind.kind),
-        &top,
-        &[("apiVersion", &kind.api_version), ("kind", &kind.kind)],
-    );
+    for (key, def) in &own {
+        if !module.written.contains_key(key.as_str()) {
+            module.type_def(key, def);
+        }
+    }
+    let mut sources: Vec<&str> = own.iter().map(|(_, d)| d.source.as_str()).collect();
+    sources.sort_unstable();
+    sources.dedup();
+    let kinds: Vec<&str> = own
+        .iter()
+        .filter(|(_, d)| d.preset.is_some())
+        .map(|(_, d)| d.name.as_str())
+        .collect();
+    let (group_version, _) = file.rsplit_once(".star").unwrap_or((file, ""));
     let mut out = format!(
-        "\"\"\"{} ({}): typed constructors generated by `function-starlark gen {}` from {}.\n\n\
-         Each constructor validates its fields when called; nested objects have\n\
-         their own (`{name}Spec`, ...), and a plain dict given for one is validated too.\n\"\"\"\n",
-        kind.kind, kind.api_version, kind.command, kind.source
+        "\"\"\"{group_version}: typed constructors generated by `function-starlark gen {}` from {}.\n",
+        options.command,
+        sources.join(", ")
     );
+    if !kinds.is_empty() {
+        let _ = write!(out, "\nKinds: {}.\n", kinds.join(", "));
+    }
+    out.push_str(
+        "\nEach constructor validates its fields when called; nested objects have\n\
+         their own (`<Kind>Spec`, ...), and a plain dict given for one is validated too.\n\"\"\"\n",
+    );
+    if !module.loads.is_empty() {
+        out.push('\n');
+        for (from, names) in &module.loads {
+            let package = options.package.unwrap_or_default();
+            let target = format!("{}/{from}", package.trim_end_matches('/'));
+            let symbols: Vec<String> = names
+                .iter()
+                .map(|(local, theirs)| {
+                    if local == theirs {
+                        string(theirs)
+                    } else {
+                        format!("{local} = {}", string(theirs))
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "load({}, {})", string(&target), symbols.join(", "));
+        }
+    }
     if !module.constants.is_empty() {
         out.push('\n');
         for c in &module.constants {

@@ -1,6 +1,9 @@
 //! Quick fixes for the findings that have an obvious one: an unknown
 //! keyword becomes the nearest parameter, an undefined name the nearest
-//! name in scope, and a name the standard library exports gets its load.
+//! name in scope, and a name the standard library or a schema module of
+//! the workspace exports gets its load; a constructor's unknown field
+//! becomes the nearest declared one, a value outside its enum the nearest
+//! allowed one, and missing required fields are added with placeholders.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -11,6 +14,7 @@ use lsp_types::{
 
 use super::documents::Document;
 use super::signature::parameters;
+use crate::check::Remedy;
 use crate::docs::FunctionDoc;
 use crate::go::spell::nearest;
 
@@ -19,6 +23,8 @@ pub struct Names<'a> {
     pub functions: &'a HashMap<String, FunctionDoc>,
     /// Every name a script sees without binding it.
     pub globals: &'a [String],
+    /// The workspace's `schema()` constructors and the modules defining them.
+    pub constructors: &'a BTreeMap<String, Vec<std::path::PathBuf>>,
 }
 
 /// The text between two quote characters in `message` after `marker`.
@@ -145,6 +151,32 @@ pub fn quick_fixes(
                         TextEdit::new(d.range, best),
                     ));
                 }
+                // A constructor a module of the workspace defines, loaded
+                // by its path below a script's own directory.
+                let dir = uri
+                    .as_str()
+                    .strip_prefix("file://")
+                    .filter(|_| !doc.yaml)
+                    .and_then(|p| {
+                        std::path::Path::new(p)
+                            .parent()
+                            .map(std::path::Path::to_path_buf)
+                    });
+                for module in names.constructors.get(name).into_iter().flatten() {
+                    let Some(target) = dir
+                        .as_deref()
+                        .and_then(|d| super::index::load_target(d, module))
+                    else {
+                        continue;
+                    };
+                    let at = Position::new(0, 0);
+                    out.push(fix(
+                        format!("Load {name} from {target}"),
+                        uri,
+                        d,
+                        TextEdit::new(Range::new(at, at), format!("load({target:?}, {name:?})\n")),
+                    ));
+                }
                 if let Some(module) = stdlib_exports().get(name) {
                     let (line, indent) = doc.block.map_or((0, 0), |b| (b.first, b.indent));
                     let at = Position::new(to_u32(line), 0);
@@ -159,10 +191,57 @@ pub fn quick_fixes(
                     ));
                 }
             }
+            "unknown-field" | "field-enum" | "missing-field" => {
+                let Some(remedy) = d
+                    .data
+                    .clone()
+                    .and_then(|data| serde_json::from_value::<Remedy>(data).ok())
+                else {
+                    continue;
+                };
+                out.push(remedy_fix(uri, d, &remedy));
+            }
             _ => {}
         }
     }
     out
+}
+
+/// The quick fix a constructor finding's remedy describes.
+fn remedy_fix(uri: &Uri, d: &Diagnostic, remedy: &Remedy) -> CodeAction {
+    match remedy {
+        Remedy::Replace(text) => fix(
+            format!("Change to {text}"),
+            uri,
+            d,
+            TextEdit::new(d.range, text.clone()),
+        ),
+        Remedy::Insert { entries, at, first } => {
+            let mut text = entries.join(", ");
+            if !first {
+                text.insert_str(0, ", ");
+            }
+            let names: Vec<&str> = entries
+                .iter()
+                .map(|e| {
+                    e.split([' ', ':'])
+                        .next()
+                        .unwrap_or_default()
+                        .trim_matches('"')
+                })
+                .collect();
+            let position = Position::new(
+                to_u32(at.0.saturating_sub(1)),
+                to_u32(at.1.saturating_sub(1)),
+            );
+            fix(
+                format!("Add the required {}", names.join(", ")),
+                uri,
+                d,
+                TextEdit::new(Range::new(position, position), text),
+            )
+        }
+    }
 }
 
 #[cfg(test)]

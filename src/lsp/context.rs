@@ -147,14 +147,24 @@ fn write_stdlib() -> PathBuf {
 /// word or call it starts at.
 fn diagnostic(f: &Finding, line: Option<&str>) -> Diagnostic {
     let (row, column) = (f.line.saturating_sub(1), f.column.saturating_sub(1));
-    let width = line.and_then(|l| l.get(column..)).map_or(1, |rest| {
-        rest.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-            .unwrap_or(rest.len())
-            .max(1)
-    });
+    // The token at fault: where the finding says it ends, else the word
+    // that starts there.
+    let end = match f.end {
+        Some((end_line, end_column)) if end_line == f.line && end_column > f.column => {
+            end_column - 1
+        }
+        _ => {
+            column
+                + line.and_then(|l| l.get(column..)).map_or(1, |rest| {
+                    rest.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+                        .unwrap_or(rest.len())
+                        .max(1)
+                })
+        }
+    };
     let position = |c: usize| Position::new(to_u32(row), to_u32(c));
     Diagnostic {
-        range: Range::new(position(column), position(column + width)),
+        range: Range::new(position(column), position(end)),
         severity: Some(match f.severity {
             Severity::Error => DiagnosticSeverity::ERROR,
             Severity::Warning => DiagnosticSeverity::WARNING,
@@ -163,6 +173,10 @@ fn diagnostic(f: &Finding, line: Option<&str>) -> Diagnostic {
         code: Some(NumberOrString::String(f.rule.to_owned())),
         source: Some("function-starlark".to_owned()),
         message: f.message.clone(),
+        data: f
+            .fix
+            .as_ref()
+            .and_then(|fix| serde_json::to_value(fix).ok()),
         ..Diagnostic::default()
     }
 }

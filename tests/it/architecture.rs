@@ -14,6 +14,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("cli", 17),
     ("lsp", 16),
     ("generate", 15),
+    ("push", 15),
     ("test_runner", 15),
     ("check", 15),
     ("render", 14),
@@ -28,6 +29,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("runner", 11),
     ("wire", 10),
     ("loader", 9),
+    // The typed-schema model `check` and the editor read.
+    ("typed", 8),
     ("syntax", 7),
     ("bindings", 7),
     ("apply", 7),

@@ -237,7 +237,7 @@ fn crds_judge_bodies_built_by_generated_constructors() {
         .expect("gen runs");
     assert!(generated.status.success());
     let script = "\
-load(\"bucket.star\", \"Bucket\", \"BucketSpec\", \"BucketSpecForProvider\")
+load(\"./s3.aws.upbound.io/v1beta1.star\", \"Bucket\", \"BucketSpec\", \"BucketSpecForProvider\")
 
 Resource(\"bucket\", Bucket(spec = BucketSpec(
     forProvider = BucketSpecForProvider(
@@ -256,7 +256,10 @@ Resource(\"bucket\", Bucket(spec = BucketSpec(
         got,
         [
             "main.star:6:9: error: Resource \"bucket\" (Bucket): spec.forProvider.objectLockEnabled: want boolean, got string [schema]",
+            // The constructors judge their own calls, with no CRD needed.
+            "main.star:6:29: error: BucketSpecForProvider: objectLockEnabled: expected bool, got string (\"yes\") [field-type]",
             "main.star:8:5: error: Resource \"bucket\" (Bucket): spec.deletionPolicy: \"Keep\" is not one of \"Orphan\", \"Delete\" [schema]",
+            "main.star:8:22: error: BucketSpec: deletionPolicy: value \"Keep\" not in enum [\"Orphan\", \"Delete\"] [field-enum]",
         ],
         "{stdout}"
     );

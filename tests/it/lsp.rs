@@ -119,8 +119,20 @@ fn diagnostics_follow_the_text_and_unknown_requests_are_answered() {
     assert!(text.starts_with("### `Resource(name, body, "), "{resource}");
     let helper = client.request("textDocument/hover", Client::at(&uri, 3, 16));
     assert!(!helper.to_string().contains("###"), "{helper}");
-    let unknown = client.request(
+    // The outline: the function, the binding, the Resource by its name.
+    let outline = client.request(
         "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let names: Vec<&str> = outline
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(names, ["helper", "x", "Resource \"a\""], "{outline}");
+    let unknown = client.request(
+        "textDocument/codeLens",
         json!({"textDocument": {"uri": uri}}),
     );
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
