@@ -39,7 +39,7 @@ pub fn constructors(root: &Path) -> BTreeMap<String, Vec<PathBuf>> {
             }
             read += 1;
             if read > MAX_FILES {
-                return out;
+                break;
             }
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
@@ -56,6 +56,12 @@ pub fn constructors(root: &Path) -> BTreeMap<String, Vec<PathBuf>> {
                 }
             }
         }
+    }
+    // The modules of a name in path order: `kubernetes.crossplane.io`
+    // before `kubernetes.m.crossplane.io`.
+    for modules in out.values_mut() {
+        modules.sort();
+        modules.dedup();
     }
     out
 }

@@ -51,8 +51,14 @@ pub enum Fix {
     },
 }
 
-/// A placeholder for a field of `ty`.
+/// A placeholder for a field: its first allowed value, else an empty
+/// value of its type; a nested object is a dict of its own required
+/// fields' placeholders (a dict, since its constructor may not be loaded).
 fn placeholder(field: &Field) -> String {
+    placeholder_within(field, 3)
+}
+
+fn placeholder_within(field: &Field, depth: usize) -> String {
     if let Some(first) = field.values.first() {
         return first.repr();
     }
@@ -62,7 +68,21 @@ fn placeholder(field: &Field) -> String {
         FieldType::Primitive("float") => "0.0".to_owned(),
         FieldType::Primitive("bool") => "False".to_owned(),
         FieldType::Primitive("list") | FieldType::ListOf(_) => "[]".to_owned(),
-        FieldType::Nested(c) => format!("{}()", c.name),
+        FieldType::Nested(c) if depth > 0 => {
+            let entries: Vec<String> = c
+                .fields
+                .iter()
+                .filter(|f| f.required)
+                .map(|f| {
+                    format!(
+                        "{}: {}",
+                        crate::syntax::string_literal(&f.name),
+                        placeholder_within(f, depth - 1)
+                    )
+                })
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        }
         _ => "{}".to_owned(),
     }
 }

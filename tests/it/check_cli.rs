@@ -320,3 +320,45 @@ async fn oci_loads_are_listed_and_with_oci_fetched_from_a_real_registry() {
     );
     assert!(lines[0].contains("absent.star"), "{stdout}");
 }
+
+/// A Composition's inline source is judged as a file is: a constructor its
+/// inline module defines, called with an unknown field and without a
+/// required one, reported at the YAML's lines.
+#[test]
+fn constructor_calls_in_a_compositions_inline_source_are_judged() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let composition = r#"apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: typed
+spec:
+  compositeTypeRef: {apiVersion: example.org/v1, kind: XTyped}
+  mode: Pipeline
+  pipeline:
+  - step: run
+    functionRef: {name: function-starlark}
+    input:
+      apiVersion: starlark.fn.crossplane.io/v1alpha1
+      kind: StarlarkInput
+      spec:
+        modules:
+          types.star: |
+            Spec = schema("Spec", region = field(type = "string", required = True))
+        source: |
+          load("types.star", "Spec")
+          Resource("r", {"spec": Spec(regoin = "eu")})
+"#;
+    std::fs::write(dir.path().join("composition.yaml"), composition).expect("write");
+    let out = check(dir.path(), &["composition.yaml"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let got: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        got,
+        [
+            "composition.yaml:20:34: error: Spec: region: required field missing [missing-field]",
+            "composition.yaml:20:39: error: Spec: regoin: unknown field (did you mean \"region\"?) [unknown-field]",
+        ],
+        "{stdout}"
+    );
+}

@@ -289,3 +289,54 @@ fn a_compositions_script_reaches_its_inline_modules_and_the_workspace_crds() {
     }
     client.stop();
 }
+
+/// Constructors from an OCI module: the server pulls what a document loads
+/// (once, with the loader's client), knows its constructors for completion
+/// and diagnostics, and says on the load line when a module cannot be had.
+#[test]
+fn constructors_of_oci_modules_are_pulled_and_known() {
+    use crate::common::registry::{Artifact, Registry};
+    let registry = Registry::start();
+    crate::common::runtime().block_on(registry.push(
+        "mods/schemas",
+        "v1",
+        &Artifact::bundle(&[(
+            "apps/v1.star",
+            "Spec = schema(\"Spec\", region = field(type = \"string\", required = True), tier = field(enum = [\"gold\"]))\n",
+        )]),
+    ));
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut client = Client::start(dir.path(), Value::Null);
+    let uri = format!("file://{}/main.star", dir.path().display());
+    let text = format!(
+        "load(\"oci://{0}/mods/schemas:v1/apps/v1.star\", \"Spec\")\nload(\"oci://{0}/mods/missing:v1/x.star\", \"X\")\nSpec(regoin = \"eu\")\nSpec(region = \"eu\", )\n",
+        registry.host
+    );
+    client.open(&uri, &text);
+    let found = client.diagnostics(&uri);
+    let codes: Vec<(u64, &str)> = found
+        .iter()
+        .map(|d| {
+            (
+                d["range"]["start"]["line"].as_u64().unwrap_or(99),
+                d["code"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert!(codes.contains(&(2, "unknown-field")), "{found:#?}");
+    assert!(codes.contains(&(2, "missing-field")), "{found:#?}");
+    let missing = found
+        .iter()
+        .find(|d| d["range"]["start"]["line"] == 1 && d["code"] == "load")
+        .unwrap_or_else(|| panic!("the failed pull on its load line: {found:#?}"));
+    assert!(
+        missing["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("cannot fetch OCI module")),
+        "{missing}"
+    );
+    let inside = "Spec(region = \"eu\", ".len() as u64;
+    let items = client.request("textDocument/completion", Client::at(&uri, 3, inside));
+    assert_eq!(labels(&items), ["tier"], "{items}");
+    client.stop();
+}
