@@ -302,6 +302,13 @@ pub fn read(ast: &AstModule, map: &LineMap, module: Option<&str>, load: &Loader)
             }
             StmtP::Assign(assign) => {
                 let AssignTargetP::Identifier(id) = &assign.lhs.node else {
+                    // `a, b = ...`: exported, and no longer what they were.
+                    assign.lhs.node.visit_lvalue(|ident| {
+                        out.bound.remove(&ident.node.ident);
+                        if !out.exported.contains(&ident.node.ident) {
+                            out.exported.push(ident.node.ident.clone());
+                        }
+                    });
                     continue;
                 };
                 let name = id.node.ident.clone();
@@ -330,8 +337,16 @@ pub fn read(ast: &AstModule, map: &LineMap, module: Option<&str>, load: &Loader)
             }
             StmtP::Def(def) => {
                 out.bound.remove(&def.name.node.ident);
-                out.exported.push(def.name.node.ident.clone());
+                if !out.exported.contains(&def.name.node.ident) {
+                    out.exported.push(def.name.node.ident.clone());
+                }
             }
+            StmtP::For(f) => f.var.node.visit_lvalue(|ident| {
+                out.bound.remove(&ident.node.ident);
+                if !out.exported.contains(&ident.node.ident) {
+                    out.exported.push(ident.node.ident.clone());
+                }
+            }),
             _ => {}
         }
     }
