@@ -88,7 +88,6 @@ fn generate(crds: &Path, out: &Path) -> (Duration, u64) {
 fn typed_script(salt: usize) -> String {
     let mut out = String::from(
         "load(\"./schemas/ec2.aws.crossplane.io/v1beta1.star\", \"VPC\", \"VPCSpec\", \"VPCSpecForProvider\")\n\
-         load(\"./schemas/s3.aws.crossplane.io/v1beta1.star\", \"Bucket\", \"BucketSpec\")\n\
          load(\"./schemas/ec2.aws.crossplane.io/v1alpha1.star\", \"*\")\n\n",
     );
     let mut n = 0;
