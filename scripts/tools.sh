@@ -72,6 +72,12 @@ go mod download github.com/crossplane-contrib/provider-aws@v0.52.0 k8s.io/kubern
 GOTOOLCHAIN=go1.27.3 go mod download github.com/crossplane-contrib/provider-kubernetes@v1.4.1 ||
     warn "provider-kubernetes v1.4.1's CRDs"
 
+# The VS Code extension's packages as package-lock.json pins them: its
+# language client, vsce (editors/vscode/package.sh) and vscode-tmgrammar-test
+# (tests/it/vscode.rs).
+(cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1) ||
+    warn "the VS Code extension's npm packages"
+
 # The distribution's packages, installed once: apt-get's lists are fetched
 # only when a package is not found in them.
 apt_install() {

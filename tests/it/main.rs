@@ -36,4 +36,5 @@ mod serve;
 mod stdlib;
 mod test_cli;
 mod tracebacks;
+mod vscode;
 mod xpkg;
