@@ -160,7 +160,28 @@ pub fn check(tree: &Tree, signatures: &HashMap<String, Params>, out: &mut Vec<Fi
             })
             .collect();
         if let Some((message, rule)) = params.problem(&name, positional, &named) {
-            out.push(tree.finding(expr.span, Severity::Error, message, rule));
+            // At the token at fault: the keyword it does not take, the
+            // first positional argument too many, else the callee's name.
+            let keyword = call.args.iter().find_map(|a| match &a.node {
+                ArgumentP::Named(n, _)
+                    if rule == "unknown-keyword"
+                        && message.ends_with(&format!("parameter {:?}", n.node)) =>
+                {
+                    Some(n.span)
+                }
+                _ => None,
+            });
+            let extra = (rule == "arity" && message.contains("positional argument"))
+                .then(|| {
+                    call.args
+                        .iter()
+                        .filter(|a| matches!(a.node, ArgumentP::Positional(_)))
+                        .nth(params.positional.len())
+                        .map(|a| a.span)
+                })
+                .flatten();
+            let span = keyword.or(extra).unwrap_or(f.span);
+            out.push(tree.finding(span, Severity::Error, message, rule));
         }
     });
     resource_checks(tree, &resources, out);

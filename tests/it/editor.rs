@@ -183,7 +183,13 @@ fn neovim_completes_explains_navigates_diagnoses_and_fixes() {
 
     // The Composition: the unknown keyword at its YAML line, and the fix.
     let keyword = diagnostic(&seen["yaml_diagnostics"], "unknown-keyword");
-    assert_eq!(keyword["line"], 16, "{keyword}");
+    assert_eq!(keyword["line"], 17, "{keyword}");
+    let at = usize::try_from(keyword["col"].as_u64().expect("a column")).expect("small");
+    let line = COMPOSITION.lines().nth(17).expect("the line");
+    assert!(
+        line[at..].starts_with("depnds_on ="),
+        "under the keyword: {keyword}"
+    );
     let title = seen["actions"][0]["title"].as_str().expect("a quick fix");
     assert_eq!(title, "Change depnds_on to depends_on");
     let fixed = seen["fixed_text"].as_str().expect("the text");

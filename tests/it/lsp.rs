@@ -94,9 +94,10 @@ fn diagnostics_follow_the_text_and_unknown_requests_are_answered() {
     assert_eq!(first.len(), 1, "{first:?}");
     assert_eq!(first[0]["code"], "unknown-keyword");
     assert_eq!(first[0]["severity"], 1);
+    // Under the keyword itself, not the call.
     assert_eq!(
-        first[0]["range"]["start"],
-        json!({"line": 0, "character": 0})
+        first[0]["range"],
+        json!({"start": {"line": 0, "character": 18}, "end": {"line": 0, "character": 27}})
     );
     client.change(&uri, 2, "x = 1\nResource(\"a\", {})\nundefined_thing\n");
     let second = client.diagnostics(&uri);
