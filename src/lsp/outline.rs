@@ -32,10 +32,15 @@ pub fn symbols(doc: &Document) -> Vec<Value> {
         })
     };
     let symbol = |name: String, kind: u32, whole: Span, selection: Span, detail: Option<String>| {
-        json!({
-            "name": name, "kind": kind, "detail": detail,
+        let mut s = json!({
+            "name": name, "kind": kind,
             "range": range(whole), "selectionRange": range(selection),
-        })
+        });
+        // VS Code's client refuses a `null` detail: it is left out instead.
+        if let Some(detail) = detail {
+            s["detail"] = Value::String(detail);
+        }
+        s
     };
     let mut out = Vec::new();
     let top: Vec<_> = match &ast.statement().node {

