@@ -294,12 +294,28 @@ fn the_extension_packages_with_what_it_needs_and_nothing_else() {
     );
 }
 
-/// A process stopped when dropped.
+/// A process started in a group of its own, the whole group stopped when
+/// dropped: code-server forks its server, extension host and our language
+/// server, and Chromium its renderers.
 struct Running(std::process::Child);
+
+impl Running {
+    fn start(command: &mut Command) -> Running {
+        use std::os::unix::process::CommandExt;
+        Running(
+            command
+                .process_group(0)
+                .spawn()
+                .expect("the process starts"),
+        )
+    }
+}
 
 impl Drop for Running {
     fn drop(&mut self) {
-        let _ = self.0.kill();
+        if let Some(pid) = rustix::process::Pid::from_raw(self.0.id().cast_signed()) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
         let _ = self.0.wait();
     }
 }
@@ -414,7 +430,7 @@ fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
         format!("bind-addr: 127.0.0.1:{server_port}\n"),
     )
     .expect("config");
-    let _server = Running(
+    let _server = Running::start(
         Command::new(&vscode.node)
             .arg(&vscode.entry)
             .args([
@@ -435,11 +451,9 @@ fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
             .env("PATH", &node_path)
             .env("HOME", d.join("home"))
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("code-server starts"),
+            .stderr(std::process::Stdio::null()),
     );
-    let _browser = Running(
+    let _browser = Running::start(
         Command::new("chromium")
             .args([
                 "--headless=new",
@@ -458,9 +472,7 @@ fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
             .arg("about:blank")
             .env("HOME", d.join("home"))
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("Chromium starts"),
+            .stderr(std::process::Stdio::null()),
     );
     let server = format!("http://127.0.0.1:{server_port}");
     let cdp = format!("http://127.0.0.1:{cdp_port}");
