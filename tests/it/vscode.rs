@@ -366,7 +366,8 @@ spec:
 /// DevTools protocol by tests/vscode/drive.mjs) with the packaged `.vsix`
 /// installed: a script is coloured, its unknown keyword underlined under
 /// the keyword, hover and completion come from the server, the quick fix
-/// applies, and a Composition's inline source is coloured as Starlark.
+/// applies, a Composition's inline source is coloured as Starlark, and the
+/// extension's commands render the Composition and run a test file.
 /// Screenshots of each step are left in target/vscode-screenshots.
 #[test]
 fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
@@ -401,6 +402,21 @@ fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
     std::fs::write(d.join("ud/User/settings.json"), settings.to_string()).expect("settings");
     std::fs::write(d.join("ws/main.star"), SCRIPT).expect("the script");
     std::fs::write(d.join("ws/composition.yaml"), COMPOSITION).expect("the Composition");
+    std::fs::write(
+        d.join("ws/xr.yaml"),
+        "apiVersion: example.org/v1\nkind: XBucket\nmetadata:\n  name: photos\nspec: {}\n",
+    )
+    .expect("the XR");
+    std::fs::write(
+        d.join("ws/functions.yaml"),
+        "apiVersion: pkg.crossplane.io/v1beta1\nkind: Function\nmetadata:\n  name: function-starlark\nspec:\n  package: example.org/function-starlark:v0.1.0\n",
+    )
+    .expect("the functions");
+    std::fs::write(
+        d.join("ws/lib_test.star"),
+        "def test_sum():\n    assert.eq(1 + 1, 2)\n",
+    )
+    .expect("the test");
     let node_path = format!(
         "{}:{}",
         vscode.node.parent().unwrap().display(),
@@ -570,6 +586,17 @@ fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
         builtin,
         "{}",
         seen["yaml_tokens"]
+    );
+    // The commands: the Composition rendered beside it, the tests run.
+    let rendered = seen["rendered"].as_str().unwrap_or_default();
+    assert!(
+        rendered.contains("name: photos") && rendered.contains("kind: Bucket"),
+        "{rendered}"
+    );
+    assert_eq!(
+        seen["tested"], "function-starlark test: 1 passed, 0 failed",
+        "{}",
+        seen["tested"]
     );
     // No request failed (VS Code says so in a notification).
     assert_eq!(

@@ -57,7 +57,7 @@ const token = (text) =>
   until(`the token ${text}`, `(() => { for (const s of document.querySelectorAll('.view-line span > span')) { if (s.textContent === ${JSON.stringify(text)}) { const b = s.getBoundingClientRect(); return {x: b.x + b.width / 2, y: b.y + b.height / 2, left: b.x, right: b.x + b.width, className: s.className}; } } return null; })()`);
 const keys = {
   Enter: [13, "Enter", "\r"], Escape: [27, "Escape"], End: [35, "End"], " ": [32, "Space", " "],
-  ".": [190, "Period"], p: [80, "KeyP"], s: [83, "KeyS"],
+  ".": [190, "Period"], p: [80, "KeyP"], s: [83, "KeyS"], F1: [112, "F1"],
 };
 const press = async (key, modifiers = 0) => {
   const [code, name, text] = keys[key];
@@ -68,7 +68,7 @@ const press = async (key, modifiers = 0) => {
 const CTRL = 2;
 const open = async (name) => {
   await click(await centre(`${name} in the explorer`, `.monaco-list-row[aria-label*="${name}"]`));
-  await until(`${name} open`, `document.querySelector('.tab.active')?.textContent.includes(${JSON.stringify(name)})`);
+  await until(`${name} open`, `[...document.querySelectorAll('.tab.active')].some(t => t.textContent.includes(${JSON.stringify(name)}))`);
 };
 const tokens = () =>
   evaluate(`[...document.querySelectorAll('.view-line')].map(l => [...l.querySelectorAll('span > span')].map(s => [s.textContent, s.className]))`);
@@ -125,6 +125,24 @@ try {
   await sleep(1500);
   seen.notifications = await evaluate(`[...document.querySelectorAll('.notification-list-item-message')].map(n => n.textContent)`);
   await shoot("5-composition");
+
+  // The extension's commands, from the command palette.
+  const command = async (title) => {
+    await press("F1");
+    await until("the command palette", "!!document.querySelector('.quick-input-widget:not([style*=\"display: none\"]) input')");
+    await send("Input.insertText", { text: title });
+    await sleep(500);
+    await press("Enter");
+  };
+  // Render the Composition with the XR beside it: the output opens beside.
+  await command("function-starlark: Render this Composition");
+  seen.rendered = await until("the rendered output", `(() => { const t = [...document.querySelectorAll('.view-line')].map(l => l.textContent.replace(/\u00a0/g, ' ')).join(' | '); return t.includes('kind: Bucket') && t.includes('kind: XBucket') ? t : null; })()`);
+  await shoot("6-render");
+  // Run the tests of a test file: the verdict in a notification.
+  await open("lib_test.star");
+  await command("function-starlark: Run function-starlark test");
+  seen.tested = await until("the test verdict", `(() => { const n = [...document.querySelectorAll('.notification-list-item-message')].map(n => n.textContent).find(t => t.startsWith('function-starlark test:')); return n || null; })()`);
+  await shoot("7-test");
 } catch (e) {
   seen.error = String(e && e.stack || e);
   await shoot("failure").catch(() => {});
