@@ -362,18 +362,18 @@ spec:
           Resource("bucket", {"apiVersion": "s3.aws.upbound.io/v1beta1", "kind": "Bucket"})
 "#;
 
-/// A real VS Code (code-server in headless Chromium, driven over the
-/// DevTools protocol by tests/vscode/drive.mjs) with the packaged `.vsix`
-/// installed: a script is coloured, its unknown keyword underlined under
-/// the keyword, hover and completion come from the server, the quick fix
-/// applies, a Composition's inline source is coloured as Starlark, and the
-/// extension's commands render the Composition and run a test file.
-/// Screenshots of each step are left in target/vscode-screenshots.
-#[test]
-fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
-    let Some(vscode) = VsCode::find() else {
-        return;
-    };
+/// One session of a real VS Code (code-server in headless Chromium, driven
+/// over the DevTools protocol by tests/vscode/drive.mjs in `mode`) with the
+/// packaged `.vsix` installed and `binary` as the server's path: what the
+/// page showed. Screenshots of each step are left in
+/// target/vscode-screenshots/<mode>.
+fn session(vscode: &VsCode, binary: &str, mode: Option<&str>) -> Value {
+    // One browser and one code-server at a time: two of each at once on a
+    // small machine slow every step towards its timeout.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().expect("a temporary directory");
     let d = dir.path();
@@ -397,7 +397,7 @@ fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
         "update.mode": "none",
         "extensions.autoUpdate": false,
         "chat.disableAIFeatures": true,
-        "function-starlark.path": env!("CARGO_BIN_EXE_function-starlark"),
+        "function-starlark.path": binary,
     });
     std::fs::write(d.join("ud/User/settings.json"), settings.to_string()).expect("settings");
     std::fs::write(d.join("ws/main.star"), SCRIPT).expect("the script");
@@ -494,7 +494,10 @@ fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
     let cdp = format!("http://127.0.0.1:{cdp_port}");
     wait_for("code-server", &format!("{server}/healthz"));
     wait_for("Chromium", &format!("{cdp}/json/version"));
-    let shots = root.join("target/vscode-screenshots");
+    // A folder per session, so one's screenshots do not replace another's.
+    let shots = root
+        .join("target/vscode-screenshots")
+        .join(mode.unwrap_or("session"));
     std::fs::create_dir_all(&shots).expect("the screenshots' folder");
     let driven = Command::new(&vscode.node)
         .arg(root.join("tests/vscode/drive.mjs"))
@@ -502,6 +505,7 @@ fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
         .arg(&server)
         .arg(d.join("ws"))
         .arg(&shots)
+        .args(mode)
         .output()
         .expect("the driver runs");
     let text = std::fs::read_to_string(shots.join("seen.json")).unwrap_or_else(|e| {
@@ -517,7 +521,20 @@ fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
         shots.display(),
         seen["error"]
     );
+    seen
+}
 
+/// A real VS Code with the packaged extension: a script is coloured, its
+/// unknown keyword underlined under the keyword, hover and completion come
+/// from the server, the quick fix applies, a Composition's inline source is
+/// coloured as Starlark, and the extension's commands render the
+/// Composition and run a test file.
+#[test]
+fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
+    let Some(vscode) = VsCode::find() else {
+        return;
+    };
+    let seen = session(&vscode, env!("CARGO_BIN_EXE_function-starlark"), None);
     // Colours: a keyword and a builtin are tokens of their own colour.
     let class_of = |lines: &Value, text: &str| -> String {
         lines
@@ -604,5 +621,22 @@ fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
         serde_json::json!([]),
         "{}",
         seen["notifications"]
+    );
+}
+
+/// With the binary not where the setting says, the extension says so and
+/// which setting to change.
+#[test]
+fn a_missing_binary_is_named_with_the_setting_that_fixes_it() {
+    let Some(vscode) = VsCode::find() else {
+        return;
+    };
+    let seen = session(&vscode, "/nonexistent/function-starlark", Some("missing"));
+    assert!(
+        seen["missing"].as_str().is_some_and(|m| m.contains(
+            "cannot run \"/nonexistent/function-starlark\". Install function-starlark or set \"function-starlark.path\""
+        )),
+        "{}",
+        seen["missing"]
     );
 }

@@ -2,11 +2,13 @@
 // DevTools Protocol) with the packaged extension installed, as a person
 // would, and writes what the page showed as JSON (tests/it/vscode.rs reads
 // it), with a screenshot of each step.
-//   node drive.mjs CDP_URL CODE_SERVER_URL WORKSPACE OUT_DIR
+//   node drive.mjs CDP_URL CODE_SERVER_URL WORKSPACE OUT_DIR [MODE]
+// MODE `missing`: the binary is not where the settings say; only the
+// message saying so is read.
 // Needs Node.js 22 or later (fetch and WebSocket built in).
 import { writeFileSync } from "node:fs";
 
-const [cdp, server, workspace, out] = process.argv.slice(2);
+const [cdp, server, workspace, out, mode] = process.argv.slice(2);
 const seen = {};
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -73,16 +75,16 @@ const open = async (name) => {
 const tokens = () =>
   evaluate(`[...document.querySelectorAll('.view-line')].map(l => [...l.querySelectorAll('span > span')].map(s => [s.textContent, s.className]))`);
 
-try {
-  await send("Page.enable");
-  await send("Runtime.enable");
-  await send("Emulation.setFocusEmulationEnabled", { enabled: true });
-  await send("Page.navigate", { url: `${server}/?folder=${workspace}` });
-  await until("the workbench", "!!document.querySelector('.monaco-workbench')", 60000);
+// The binary is not where the settings say: the message naming it and
+// the setting to change.
+const missingBinary = async () => {
+  seen.missing = await until("the missing binary's message", `(() => { const n = [...document.querySelectorAll('.notification-list-item-message')].map(n => n.textContent).find(t => t.includes('cannot run')); return n || null; })()`);
+  await shoot("8-missing-binary");
+};
 
-  // A script: its tokens coloured, the unknown keyword underlined where it
-  // is written.
-  await open("main.star");
+// With the server running: diagnostics, hover, quick fix, completion, the
+// Composition's colours and the extension's commands.
+const everything = async () => {
   await until("the diagnostics", "document.querySelectorAll('.squiggly-error').length > 0", 30000);
   seen.star_tokens = await tokens();
   const keyword = await token("depnds_on");
@@ -143,6 +145,19 @@ try {
   await command("function-starlark: Run function-starlark test");
   seen.tested = await until("the test verdict", `(() => { const n = [...document.querySelectorAll('.notification-list-item-message')].map(n => n.textContent).find(t => t.startsWith('function-starlark test:')); return n || null; })()`);
   await shoot("7-test");
+};
+
+try {
+  await send("Page.enable");
+  await send("Runtime.enable");
+  await send("Emulation.setFocusEmulationEnabled", { enabled: true });
+  await send("Page.navigate", { url: `${server}/?folder=${workspace}` });
+  await until("the workbench", "!!document.querySelector('.monaco-workbench')", 60000);
+
+  // A script: its tokens coloured, the unknown keyword underlined where it
+  // is written.
+  await open("main.star");
+  await (mode === "missing" ? missingBinary() : everything());
 } catch (e) {
   seen.error = String(e && e.stack || e);
   await shoot("failure").catch(() => {});
