@@ -137,6 +137,11 @@ pub enum Command {
     /// completion, hover, signature help, go-to-definition, `check`'s
     /// findings as diagnostics, and quick fixes.
     Lsp(crate::lsp::LspArgs),
+    /// Debug a render (the Debug Adapter Protocol, on stdin and stdout):
+    /// breakpoints in `.star` files, inline modules and a Composition's
+    /// inline source, stepping, the call stack and variables. The server's
+    /// flags (OCI, memory) apply; give them before `dap`.
+    Dap,
 }
 
 /// A positive Go duration.
@@ -207,6 +212,7 @@ impl Cli {
             cache_size: self.cache_size,
             scripts_dir: self.scripts_dir.clone(),
             oci: self.oci(),
+            debugger: None,
         }
     }
 

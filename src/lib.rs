@@ -46,6 +46,7 @@ pub mod check;
 pub mod cli;
 pub mod convert;
 pub mod crd;
+pub mod debugger;
 pub mod docs;
 // `#[derive(ProvidesStaticType)]` on the run context expands to an `unsafe impl`.
 #[allow(unsafe_code)]

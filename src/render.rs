@@ -127,6 +127,8 @@ pub struct Options {
     pub cache_size: usize,
     pub scripts_dir: PathBuf,
     pub oci: OciConfig,
+    /// The debugger watching the runs (`function-starlark dap`).
+    pub debugger: Option<Arc<dyn crate::runner::debugging::Debugger>>,
 }
 
 /// Runs `render` and prints its output; the process's exit status.
@@ -565,11 +567,16 @@ pub fn function(
     options: Options,
     extra: impl FnOnce(&mut starlark::environment::GlobalsBuilder),
 ) -> StarlarkFunction {
-    let runtime = Arc::new(Runtime::with_globals(
-        options.limits,
-        options.cache_size,
-        extra,
-    ));
+    let debugger = options.debugger.clone();
+    let runtime = Arc::new(
+        Runtime::with_globals(options.limits, options.cache_size, |globals| {
+            extra(globals);
+            if let Some(debugger) = &debugger {
+                debugger.globals(globals);
+            }
+        })
+        .with_debugger(options.debugger),
+    );
     let mut registry = prometheus_client::registry::Registry::default();
     StarlarkFunction::new(
         runtime,
@@ -618,7 +625,7 @@ impl Outcome {
 
 /// The render's whole output text, or what was being rendered and why it
 /// failed.
-async fn render(
+pub(crate) async fn render(
     args: &RenderArgs,
     options: Options,
 ) -> Result<String, (&'static str, RenderError)> {

@@ -10,9 +10,11 @@
 //! and the run's effects into the answer. [`errors`] words what stopped
 //! a run as go.starlark.net does, with positions ([`go_position`]) mapped
 //! to the user's lines; [`recursion`] refuses what Go refuses.
-//! [`test_file`] runs Go-format Starlark test files on the same runtime.
+//! [`test_file`] runs Go-format Starlark test files on the same runtime;
+//! [`debugging`] is what a debugger sees of runs.
 
 pub mod compiled;
+pub mod debugging;
 pub mod errors;
 pub mod evaluate;
 pub(crate) mod go_position;

@@ -3,7 +3,8 @@
 // shows its stderr in an output channel, says clearly when the binary is
 // missing, and adds commands to restart the server, render the open
 // Composition with the XR beside it, and run `function-starlark test` on
-// the open file.
+// the open file. The `function-starlark` debug type runs
+// `function-starlark dap`: a render that stops at breakpoints.
 const vscode = require("vscode");
 const { execFile } = require("child_process");
 const path = require("path");
@@ -105,6 +106,39 @@ async function test() {
   );
 }
 
+// The debugger: `function-starlark dap`, started by VS Code per session.
+const adapters = {
+  createDebugAdapterDescriptor(session) {
+    const folder = session.workspaceFolder && session.workspaceFolder.uri.fsPath;
+    return new vscode.DebugAdapterExecutable(settings().command, ["dap"], folder ? { cwd: folder } : {});
+  },
+};
+
+// Fills a launch in: F5 with no launch.json debugs the open Composition
+// with the XR beside it; relative paths are the workspace folder's.
+const configurations = {
+  resolveDebugConfiguration(folder, config) {
+    if (!config.type && !config.request) {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor) {
+        return config;
+      }
+      const file = editor.document.uri.fsPath;
+      Object.assign(config, {
+        type: "function-starlark",
+        request: "launch",
+        name: "Debug the render",
+        composition: file,
+        xr: path.join(path.dirname(file), "xr.yaml"),
+      });
+    }
+    if (!config.cwd && folder) {
+      config.cwd = folder.uri.fsPath;
+    }
+    return config;
+  },
+};
+
 async function activate(context) {
   output = vscode.window.createOutputChannel("function-starlark");
   context.subscriptions.push(
@@ -117,6 +151,8 @@ async function activate(context) {
     }),
     vscode.commands.registerCommand("function-starlark.render", render),
     vscode.commands.registerCommand("function-starlark.test", test),
+    vscode.debug.registerDebugAdapterDescriptorFactory("function-starlark", adapters),
+    vscode.debug.registerDebugConfigurationProvider("function-starlark", configurations),
   );
   await start();
 }

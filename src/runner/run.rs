@@ -139,6 +139,7 @@ impl Runtime {
                     return Outcome::Failed(Error::Internal(e.to_string()));
                 }
                 eval.set_loader(&caller);
+                self.attach_debugger(&mut eval);
                 let result = eval.eval_module(compiled.ast.clone(), &self.globals);
                 *ticks = eval.get_total_tick_count();
                 result

@@ -12,6 +12,7 @@ use starlark::eval::Evaluator;
 use starlark::syntax::{AstModule, Dialect};
 
 use super::compiled::Compiled;
+use super::debugging::Debugger;
 use super::errors;
 use crate::builtins;
 use crate::cache::Bounded;
@@ -39,6 +40,8 @@ pub struct Runtime {
     /// distinct content (with what they load); see `loading`.
     pub(crate) pure_modules: Mutex<lru::LruCache<[u8; 32], FrozenModule>>,
     limits: Limits,
+    /// The debugger watching runs, when one is (`function-starlark dap`).
+    debugger: Option<Arc<dyn Debugger>>,
 }
 
 // Requests are served from many tasks; the runtime must be shareable.
@@ -72,6 +75,7 @@ impl Runtime {
                 NonZeroUsize::new(PURE_MODULES).expect("a positive size"),
             )),
             limits,
+            debugger: None,
         }
     }
 
@@ -89,6 +93,21 @@ impl Runtime {
                 NonZeroUsize::new(PURE_MODULES).expect("a positive size"),
             )),
             limits,
+            debugger: None,
+        }
+    }
+
+    /// This runtime with `debugger` watching its runs.
+    #[must_use]
+    pub fn with_debugger(mut self, debugger: Option<Arc<dyn Debugger>>) -> Self {
+        self.debugger = debugger;
+        self
+    }
+
+    /// Lets the debugger, if any, stop the script run starting on `eval`.
+    pub(crate) fn attach_debugger(&self, eval: &mut Evaluator<'_, '_, '_>) {
+        if let Some(debugger) = &self.debugger {
+            debugger.attach(eval);
         }
     }
 
@@ -173,6 +192,9 @@ impl Runtime {
         ctx.compilations
             .borrow_mut()
             .push((script.filename.clone(), hit));
+        if let Some(debugger) = &self.debugger {
+            debugger.compiled(&compiled);
+        }
         Ok(compiled)
     }
 

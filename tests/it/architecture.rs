@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("server", 18),
     ("cli", 17),
     ("lsp", 16),
+    ("debugger", 16),
     ("generate", 15),
     ("push", 15),
     ("test_runner", 15),

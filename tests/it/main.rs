@@ -11,6 +11,7 @@ mod support;
 mod architecture;
 mod check_cli;
 mod checklist;
+mod dap;
 mod docs;
 mod editor;
 mod engine;

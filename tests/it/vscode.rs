@@ -359,6 +359,7 @@ spec:
       kind: StarlarkInput
       spec:
         source: |
+          name = oxr.metadata.name
           Resource("bucket", {"apiVersion": "s3.aws.upbound.io/v1beta1", "kind": "Bucket"})
 "#;
 
@@ -402,6 +403,12 @@ fn session(vscode: &VsCode, binary: &str, mode: Option<&str>) -> Value {
     std::fs::write(d.join("ud/User/settings.json"), settings.to_string()).expect("settings");
     std::fs::write(d.join("ws/main.star"), SCRIPT).expect("the script");
     std::fs::write(d.join("ws/composition.yaml"), COMPOSITION).expect("the Composition");
+    std::fs::create_dir_all(d.join("ws/.vscode")).expect("the workspace settings' folder");
+    std::fs::write(
+        d.join("ws/.vscode/launch.json"),
+        r#"{"version": "0.2.0", "configurations": [{"type": "function-starlark", "request": "launch", "name": "Debug the render", "composition": "${workspaceFolder}/composition.yaml", "xr": "xr.yaml", "functions": "functions.yaml"}]}"#,
+    )
+    .expect("the launch configuration");
     std::fs::write(
         d.join("ws/xr.yaml"),
         "apiVersion: example.org/v1\nkind: XBucket\nmetadata:\n  name: photos\nspec: {}\n",
@@ -621,6 +628,34 @@ fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
         serde_json::json!([]),
         "{}",
         seen["notifications"]
+    );
+    // The debugger: stopped at the breakpoint's line of the Composition
+    // (VS Code marks it with an arrow glyph before the text), oxr among the
+    // variables, the render's output once continued.
+    let text = |key: &str| seen[key].to_string();
+    assert!(
+        text("call_stack").contains("composition.yaml") && text("call_stack").contains("17:11"),
+        "{}",
+        seen["call_stack"]
+    );
+    assert!(
+        seen["stopped_line"]
+            .as_str()
+            .is_some_and(|l| l.contains("Resource(\"bucket\"")),
+        "{}",
+        seen["stopped_line"]
+    );
+    assert!(
+        seen["variables"].as_array().into_iter().flatten().any(|v| v
+            .as_str()
+            .is_some_and(|v| v.starts_with("oxr") && v.contains("dict"))),
+        "{}",
+        seen["variables"]
+    );
+    assert!(
+        text("debug_console").contains("kind: XBucket"),
+        "{}",
+        seen["debug_console"]
     );
 }
 

@@ -59,7 +59,8 @@ const token = (text) =>
   until(`the token ${text}`, `(() => { for (const s of document.querySelectorAll('.view-line span > span')) { if (s.textContent === ${JSON.stringify(text)}) { const b = s.getBoundingClientRect(); return {x: b.x + b.width / 2, y: b.y + b.height / 2, left: b.x, right: b.x + b.width, className: s.className}; } } return null; })()`);
 const keys = {
   Enter: [13, "Enter", "\r"], Escape: [27, "Escape"], End: [35, "End"], " ": [32, "Space", " "],
-  ".": [190, "Period"], p: [80, "KeyP"], s: [83, "KeyS"], F1: [112, "F1"],
+  ".": [190, "Period"], p: [80, "KeyP"], s: [83, "KeyS"], F1: [112, "F1"], F5: [116, "F5"],
+  F9: [120, "F9"],
 };
 const press = async (key, modifiers = 0) => {
   const [code, name, text] = keys[key];
@@ -79,7 +80,7 @@ const tokens = () =>
 // the setting to change.
 const missingBinary = async () => {
   seen.missing = await until("the missing binary's message", `(() => { const n = [...document.querySelectorAll('.notification-list-item-message')].map(n => n.textContent).find(t => t.includes('cannot run')); return n || null; })()`);
-  await shoot("8-missing-binary");
+  await shoot("missing-binary");
 };
 
 // With the server running: diagnostics, hover, quick fix, completion, the
@@ -145,6 +146,25 @@ const everything = async () => {
   await command("function-starlark: Run function-starlark test");
   seen.tested = await until("the test verdict", `(() => { const n = [...document.querySelectorAll('.notification-list-item-message')].map(n => n.textContent).find(t => t.startsWith('function-starlark test:')); return n || null; })()`);
   await shoot("7-test");
+
+  // The debugger: a breakpoint on the Composition's Resource line (F9),
+  // the launch in .vscode/launch.json started (F5), stopped there with
+  // oxr in the Variables view; continued, the render's end in the Debug
+  // Console (it shows the last lines).
+  await open("composition.yaml");
+  await click(await token("Resource"));
+  await press("F9");
+  await until("the breakpoint", "!!document.querySelector('.codicon-debug-breakpoint')");
+  await press("F5");
+  seen.call_stack = await until("the call stack", `(() => { const rows = [...document.querySelectorAll('.debug-call-stack .monaco-list-row')].map(r => r.textContent); return rows.some(r => r.includes('composition.yaml')) ? rows : null; })()`, 60000);
+  // The frame's scopes: Locals opened, as a person would.
+  await click(await until("the Locals scope", `(() => { const r = [...document.querySelectorAll('.debug-variables .monaco-list-row')].find(r => r.textContent.trim() === 'Locals'); if (!r) return null; const b = r.getBoundingClientRect(); return {x: b.x + 30, y: b.y + b.height / 2}; })()`));
+  seen.variables = await until("oxr in the Variables view", `(() => { const rows = [...document.querySelectorAll('.debug-variables .monaco-list-row')].map(r => r.textContent); return rows.some(r => r.startsWith('oxr')) ? rows : null; })()`);
+  seen.stopped_line = await evaluate(`(() => { const o = document.querySelector('.debug-top-stack-frame-line'); if (!o) return null; const y = o.getBoundingClientRect().y; const l = [...document.querySelectorAll('.view-line')].find(l => Math.abs(l.getBoundingClientRect().y - y) < 3); return l ? l.textContent.replace(/\u00a0/g, ' ') : null; })()`);
+  await shoot("8-breakpoint");
+  await press("F5");
+  seen.debug_console = await until("the render in the Debug Console", `(() => { const r = document.querySelector('.repl'); return r && r.textContent.includes('kind: XBucket') ? r.textContent : null; })()`, 60000);
+  await shoot("9-debug-console");
 };
 
 try {
