@@ -56,6 +56,10 @@ go_tool crane github.com/google/go-containerregistry v0.22.1 \
 # Lints .github/workflows.
 go_tool actionlint github.com/rhysd/actionlint v1.7.12 \
     github.com/rhysd/actionlint/cmd/actionlint
+# The formatter's oracle: `fmt` prints what buildifier --type=bzl prints
+# (tests/it/format.rs).
+go_tool buildifier github.com/bazelbuild/buildtools v0.0.0-20260904073137-eaa4d125b423 \
+    github.com/bazelbuild/buildtools/buildifier
 # The OCI registry package/build.sh assembles images in and tests/it/oci.rs
 # pushes module artifacts to (CNCF distribution).
 if [ ! -x "${GOBIN}/registry" ]; then

@@ -137,6 +137,10 @@ pub enum Command {
     /// completion, hover, signature help, go-to-definition, `check`'s
     /// findings as diagnostics, and quick fixes.
     Lsp(crate::lsp::LspArgs),
+    /// Format `.star` files and the Starlark inside Compositions the way
+    /// buildifier formats `.bzl` files (`--check` reports, changing
+    /// nothing).
+    Fmt(crate::format::FmtArgs),
     /// Debug a render (the Debug Adapter Protocol, on stdin and stdout):
     /// breakpoints in `.star` files, inline modules and a Composition's
     /// inline source, stepping, the call stack and variables. The server's

@@ -52,6 +52,7 @@ pub mod docs;
 #[allow(unsafe_code)]
 pub mod effects;
 pub mod error;
+pub mod format;
 pub mod function;
 pub mod generate;
 pub mod go;

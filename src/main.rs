@@ -26,6 +26,7 @@ fn main() -> std::process::ExitCode {
         Some(Command::Gen(args)) => return function_starlark::generate::main(args),
         Some(Command::Push(args)) => return function_starlark::push::main(args),
         Some(Command::Lsp(args)) => return function_starlark::lsp::main(args),
+        Some(Command::Fmt(args)) => return function_starlark::format::main(args),
         Some(Command::Dap) => return function_starlark::debugger::main(cli.render_options()),
         None => {}
     }

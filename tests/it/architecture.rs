@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("push", 15),
     ("test_runner", 15),
     ("check", 15),
+    ("format", 15),
     ("render", 14),
     ("docs", 14),
     ("crd", 14),

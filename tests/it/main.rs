@@ -16,6 +16,7 @@ mod docs;
 mod editor;
 mod engine;
 mod examples;
+mod format;
 mod generate;
 mod go_spec;
 mod hostile;
