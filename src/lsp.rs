@@ -2,9 +2,9 @@
 //! and the inline scripts of Compositions. starlark_lsp serves completion,
 //! hover and go-to-definition from the project's [`context`]; this front
 //! sits between it and the editor to add what it lacks (signature help,
-//! quick fixes, namespace members, signatures in completion), to show it a
-//! Composition as its script, and to answer every request, even ones
-//! neither knows.
+//! quick fixes, namespace members, signatures in completion, formatting),
+//! to show it a Composition as its script, and to answer every request,
+//! even ones neither knows.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -18,6 +18,7 @@ mod actions;
 mod constructors;
 mod context;
 mod documents;
+mod formatting;
 mod index;
 mod inline;
 mod outline;
@@ -341,6 +342,16 @@ fn to_server(
                     });
                     respond(client, r.id, help)
                 }
+                "textDocument/formatting" | "textDocument/rangeFormatting" => {
+                    let range = (r.method == "textDocument/rangeFormatting")
+                        .then(|| formatting::lines_of(&r.params))
+                        .flatten();
+                    let edits = match (&doc, &uri) {
+                        (Some(d), Some(u)) => formatting::edits(u, &d.text, range),
+                        _ => Value::Null,
+                    };
+                    respond(client, r.id, edits)
+                }
                 "textDocument/documentSymbol" => {
                     let symbols = doc.as_ref().map(outline::symbols).unwrap_or_default();
                     respond(client, r.id, Value::Array(symbols))
@@ -623,6 +634,8 @@ fn add_capabilities(result: &mut Value) {
     caps["codeActionProvider"] = json!({"codeActionKinds": ["quickfix"]});
     caps["completionProvider"] = json!({"triggerCharacters": [".", "(", ",", "{", "\""]});
     caps["documentSymbolProvider"] = json!(true);
+    caps["documentFormattingProvider"] = json!(true);
+    caps["documentRangeFormattingProvider"] = json!(true);
     result["serverInfo"] = json!({"name": "function-starlark", "version": crate::VERSION});
 }
 

@@ -3,7 +3,8 @@
 // shows its stderr in an output channel, says clearly when the binary is
 // missing, and adds commands to restart the server, render the open
 // Composition with the XR beside it, and run `function-starlark test` on
-// the open file. The `function-starlark` debug type runs
+// the open file. It formats Starlark on save (the server's formatting, as
+// `function-starlark fmt`), and the `function-starlark` debug type runs
 // `function-starlark dap`: a render that stops at breakpoints.
 const vscode = require("vscode");
 const { execFile } = require("child_process");
@@ -16,7 +17,30 @@ let output;
 
 function settings() {
   const config = vscode.workspace.getConfiguration("function-starlark");
-  return { command: config.get("path") || "function-starlark", crds: config.get("crds") };
+  return {
+    command: config.get("path") || "function-starlark",
+    crds: config.get("crds"),
+    formatOnSave: config.get("formatOnSave", true),
+  };
+}
+
+// Before a Starlark file or a Composition is saved: the server's formatting
+// edits, applied as part of the save.
+function formatOnSave(event) {
+  const doc = event.document;
+  const starlark = doc.languageId === "starlark";
+  const composition = /\.ya?ml$/.test(doc.fileName) && doc.getText().includes("StarlarkInput");
+  if (!client || !settings().formatOnSave || !(starlark || composition)) {
+    return;
+  }
+  const request = client
+    .sendRequest("textDocument/formatting", {
+      textDocument: { uri: doc.uri.toString() },
+      options: { tabSize: 4, insertSpaces: true },
+    })
+    .then((edits) => client.protocol2CodeConverter.asTextEdits(edits || []))
+    .catch(() => []);
+  event.waitUntil(request);
 }
 
 // Runs the binary with `args` in `cwd`; resolves with its exit code and output.
@@ -153,6 +177,7 @@ async function activate(context) {
     vscode.commands.registerCommand("function-starlark.test", test),
     vscode.debug.registerDebugAdapterDescriptorFactory("function-starlark", adapters),
     vscode.debug.registerDebugConfigurationProvider("function-starlark", configurations),
+    vscode.workspace.onWillSaveTextDocument(formatOnSave),
   );
   await start();
 }

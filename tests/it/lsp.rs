@@ -341,3 +341,38 @@ fn constructors_of_oci_modules_are_pulled_and_known() {
     assert_eq!(labels(&items), ["tier"], "{items}");
     client.stop();
 }
+
+#[test]
+fn formatting_gives_fmts_output_for_scripts_and_compositions() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut client = Client::start(dir.path(), Value::Null);
+    let script = format!("file://{}/main.star", dir.path().display());
+    client.open(&script, "x=1\ny = [1,\n  2]\n");
+    let edits = client.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": script}, "options": {"tabSize": 4, "insertSpaces": true}}),
+    );
+    assert_eq!(
+        edits[0]["newText"], "x = 1\ny = [\n    1,\n    2,\n]\n",
+        "{edits}"
+    );
+    let composition = format!("file://{}/composition.yaml", dir.path().display());
+    let yaml = "apiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nmetadata: {name: c}\nspec:\n  pipeline:\n  - step: s\n    input:\n      kind: StarlarkInput\n      spec:\n        source: |\n          Resource('a',{})\n";
+    client.open(&composition, yaml);
+    let edits = client.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": composition}, "options": {"tabSize": 2, "insertSpaces": true}}),
+    );
+    assert_eq!(
+        edits[0]["newText"],
+        yaml.replace("Resource('a',{})", "Resource(\"a\", {})"),
+        "{edits}"
+    );
+    // A document that does not parse gets no edits.
+    client.open(&script, "x = (\n");
+    let edits = client.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": script}, "options": {"tabSize": 4, "insertSpaces": true}}),
+    );
+    assert_eq!(edits, json!([]));
+}

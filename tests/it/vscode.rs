@@ -402,6 +402,7 @@ fn session(vscode: &VsCode, binary: &str, mode: Option<&str>) -> Value {
     });
     std::fs::write(d.join("ud/User/settings.json"), settings.to_string()).expect("settings");
     std::fs::write(d.join("ws/main.star"), SCRIPT).expect("the script");
+    std::fs::write(d.join("ws/fmt.star"), "x=1\ny = [1,\n  2]\n").expect("the unformatted script");
     std::fs::write(d.join("ws/composition.yaml"), COMPOSITION).expect("the Composition");
     std::fs::create_dir_all(d.join("ws/.vscode")).expect("the workspace settings' folder");
     std::fs::write(
@@ -628,6 +629,19 @@ fn a_real_vs_code_with_the_packaged_extension_highlights_completes_and_fixes() {
         serde_json::json!([]),
         "{}",
         seen["notifications"]
+    );
+    // Format on save: once saved, the editor shows fmt's layout.
+    let formatted: Vec<&str> = seen["formatted"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        formatted,
+        ["x = 1", "y = [", "    1,", "    2,", "]", ""],
+        "{}",
+        seen["formatted"]
     );
     // The debugger: stopped at the breakpoint's line of the Composition
     // (VS Code marks it with an arrow glyph before the text), oxr among the

@@ -120,6 +120,15 @@ const everything = async () => {
   await shoot("4-completion");
   await press("Escape");
 
+  // Format on save: an unformatted script saved (Ctrl+S) is laid out as
+  // `function-starlark fmt` lays it out.
+  await open("fmt.star");
+  await click(await token("x"));
+  await press("s", CTRL);
+  seen.formatted = await until("the formatted script", `(() => { const t = [...document.querySelectorAll('.view-line')].map(l => l.textContent.replace(/\u00a0/g, ' ')); return t.includes('x = 1') ? t : null; })()`);
+  await until("the save", `!document.querySelector('.tab.active.dirty')`);
+  await shoot("10-format-on-save");
+
   // A Composition: its inline source coloured as Starlark.
   await open("composition.yaml");
   await token("Resource");
