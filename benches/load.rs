@@ -18,6 +18,13 @@
 //! measured the same way: what the transport and the client cost on this
 //! machine with a server that sleeps between calls.
 //!
+//! With `BENCH_CLIENT=grpc-go` the load comes from grpc-go instead, the
+//! client library Crossplane calls functions with (tools/grpcload, built
+//! with `go` on first use): one connection with Crossplane's service
+//! config, requests and answers as raw bytes. `BENCH_TLS=1` (with
+//! grpc-go) serves and calls over mTLS with certificates laid out as
+//! Crossplane mounts them; the no-op row is then left out.
+//!
 //! Environment: `BENCH_SECONDS` (per workload, concurrency and server,
 //! default 3), `BENCH_ROUNDS` (the turns those seconds are cut into,
 //! default 2), `BENCH_ONLY` (a comma-separated list of workload names),
@@ -110,8 +117,94 @@ impl Series {
 const WARM_UP_CALLS: usize = 20;
 
 /// Loads the server at `address` with `request` from `concurrency` callers
-/// for `seconds`, and adds what it measured to `series`.
+/// for `seconds`, and adds what it measured to `series`: through the h2
+/// client, or through grpc-go when `BENCH_CLIENT=grpc-go`.
 fn measure(address: &str, request: &Bytes, concurrency: usize, seconds: f64, series: &mut Series) {
+    if let Some(grpcload) = grpc_go() {
+        measure_grpc_go(grpcload, address, request, concurrency, seconds, series);
+        return;
+    }
+    measure_h2(address, request, concurrency, seconds, series);
+}
+
+/// The grpc-go load tool (tools/grpcload, built on first use into
+/// target/), when `BENCH_CLIENT=grpc-go`.
+fn grpc_go() -> Option<&'static Path> {
+    static TOOL: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    TOOL.get_or_init(|| {
+        if std::env::var("BENCH_CLIENT").as_deref() != Ok("grpc-go") {
+            return None;
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let out = root.join("target/tools/grpcload");
+        let built = std::process::Command::new("go")
+            .args(["build", "-o"])
+            .arg(&out)
+            .arg(".")
+            .current_dir(root.join("tools/grpcload"))
+            .status()
+            .expect("go builds tools/grpcload");
+        assert!(built.success(), "tools/grpcload does not build");
+        Some(out)
+    })
+    .as_deref()
+}
+
+/// One turn through grpc-go: the tool runs the load and reports every
+/// latency and its own CPU time.
+fn measure_grpc_go(
+    tool: &Path,
+    address: &str,
+    request: &Bytes,
+    concurrency: usize,
+    seconds: f64,
+    series: &mut Series,
+) {
+    let file = std::env::temp_dir().join(format!("grpcload-{}.bin", std::process::id()));
+    std::fs::write(&file, request).expect("the request file");
+    let mut command = std::process::Command::new(tool);
+    if let Some(pki) = support::pki() {
+        command.arg("-certs").arg(pki.client_dir());
+    }
+    let out = command
+        .args(["-address", address, "-request"])
+        .arg(&file)
+        .args(["-concurrency", &concurrency.to_string()])
+        .args(["-seconds", &seconds.to_string()])
+        .args(["-warmup", &WARM_UP_CALLS.to_string()])
+        .output()
+        .expect("grpcload runs");
+    assert!(
+        out.status.success(),
+        "grpcload: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("grpcload's JSON");
+    let number = |k: &str| report[k].as_f64().unwrap_or(0.0);
+    let latencies = report["latencies_us"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    series.latencies.extend(
+        latencies
+            .iter()
+            .filter_map(Value::as_u64)
+            .map(Duration::from_micros),
+    );
+    let errors = number("errors") as usize;
+    series.errors += errors;
+    series.calls += WARM_UP_CALLS + latencies.len() + errors;
+    series.wall += number("seconds");
+    series.client_nanos += (number("cpu_us") * 1000.0) as u64;
+}
+
+fn measure_h2(
+    address: &str,
+    request: &Bytes,
+    concurrency: usize,
+    seconds: f64,
+    series: &mut Series,
+) {
     // A client runtime of its own, on one thread: the client must not take
     // a second core from the server.
     let rt = runtime();
@@ -267,12 +360,22 @@ impl Subject {
         let rt = runtime();
         for w in workloads {
             // Through the measuring client, so that what it reads is checked too.
-            let answer = rt
-                .block_on(async {
+            let answer = if support::pki().is_some() {
+                rt.block_on(async {
+                    let channel = support::connect(&server.address)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    support::call(channel, w.request.clone())
+                        .await
+                        .map_err(|e| e.to_string())
+                })
+            } else {
+                rt.block_on(async {
                     let client = h2_client::connect(&server.address).await?;
                     client.call(&h2_client::Framed::new(&w.request)).await
                 })
-                .unwrap_or_else(|e| panic!("{}: no answer from {}: {e}", w.name, binary.display()));
+            }
+            .unwrap_or_else(|e| panic!("{}: no answer from {}: {e}", w.name, binary.display()));
             let decoded =
                 RunFunctionResponse::decode(answer.clone()).expect("a RunFunctionResponse");
             let fatal = decoded
@@ -379,8 +482,18 @@ fn main() {
         })
         .collect();
     let floor_request = request("x = 1\n", &Value::Null, Vec::new());
+    assert!(
+        support::pki().is_none() || grpc_go().is_some(),
+        "BENCH_TLS=1 needs BENCH_CLIENT=grpc-go (the h2 client speaks plaintext)"
+    );
     let noop = noop::start();
-    let transport: Vec<(usize, Sample)> = levels
+    // The no-op server speaks plaintext only.
+    let noop_levels: &[usize] = if support::pki().is_some() {
+        &[]
+    } else {
+        &levels
+    };
+    let transport: Vec<(usize, Sample)> = noop_levels
         .iter()
         .map(|&c| {
             // The no-op server's threads are this process's other threads.
@@ -452,6 +565,13 @@ fn main() {
 
 fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample)]) {
     let mut out = String::new();
+    let client = if grpc_go().is_some() { "grpc-go" } else { "h2" };
+    let transport_kind = if support::pki().is_some() {
+        "mTLS"
+    } else {
+        "plaintext"
+    };
+    let _ = writeln!(out, "\nClient: {client}, {transport_kind}.");
     let _ = writeln!(
         out,
         "\n| workload | c | p50 ms | p99 ms | req/s | CPU µs/call | client CPU µs/call |{}",

@@ -25,7 +25,7 @@ use function_sdk_rust::proto::v1::{Resource, RunFunctionRequest, State};
 use prost::Message;
 use serde_json::{Value, json};
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 use tonic::{Status, codegen::http::uri::PathAndQuery};
 
 const METHOD: &str = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction";
@@ -192,8 +192,18 @@ pub fn start(binary: &Path, args: &[String]) -> Server {
     let log = std::env::var_os("BENCH_SERVER_LOG")
         .and_then(|path| std::fs::File::create(path).ok())
         .map_or_else(Stdio::null, Stdio::from);
+    let transport: Vec<String> = pki().map_or_else(
+        || vec!["--insecure".to_owned()],
+        |p| {
+            vec![
+                "--tls-certs-dir".to_owned(),
+                p.server_dir().display().to_string(),
+            ]
+        },
+    );
     let child = Command::new(binary)
-        .args(["--insecure", "--address", &address])
+        .args(&transport)
+        .args(["--address", &address])
         .args(args)
         .stdout(Stdio::null())
         .stderr(log)
@@ -246,11 +256,80 @@ pub fn runtime() -> tokio::runtime::Runtime {
 }
 
 pub async fn connect(address: &str) -> Result<Channel, tonic::transport::Error> {
+    if let Some(pki) = pki() {
+        let tls = ClientTlsConfig::new()
+            .ca_certificate(Certificate::from_pem(&pki.ca))
+            .identity(Identity::from_pem(&pki.client.0, &pki.client.1))
+            .domain_name("localhost");
+        return Endpoint::from_shared(format!("https://{address}"))
+            .expect("a valid endpoint")
+            .tcp_nodelay(true)
+            .tls_config(tls)?
+            .connect()
+            .await;
+    }
     Endpoint::from_shared(format!("http://{address}"))
         .expect("a valid endpoint")
         .tcp_nodelay(true)
         .connect()
         .await
+}
+
+/// The certificates of an mTLS run (`BENCH_TLS=1`), laid out as Crossplane
+/// mounts them: `server/` for the functions (`--tls-certs-dir`),
+/// `client/` for the caller, each with tls.crt, tls.key and ca.crt.
+pub struct Pki {
+    pub dir: PathBuf,
+    pub ca: String,
+    pub client: (String, String),
+}
+
+impl Pki {
+    pub fn server_dir(&self) -> PathBuf {
+        self.dir.join("server")
+    }
+
+    pub fn client_dir(&self) -> PathBuf {
+        self.dir.join("client")
+    }
+}
+
+/// The run's certificates when `BENCH_TLS=1`, made once.
+pub fn pki() -> Option<&'static Pki> {
+    static PKI: std::sync::OnceLock<Option<Pki>> = std::sync::OnceLock::new();
+    PKI.get_or_init(|| {
+        if std::env::var("BENCH_TLS").as_deref() != Ok("1") {
+            return None;
+        }
+        let ca_key = rcgen::KeyPair::generate().expect("a CA key");
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca = ca_params
+            .self_signed(&ca_key)
+            .expect("a CA certificate")
+            .pem();
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let leaf = |names: Vec<String>| {
+            let key = rcgen::KeyPair::generate().expect("a key");
+            let cert = rcgen::CertificateParams::new(names)
+                .expect("leaf params")
+                .signed_by(&key, &issuer)
+                .expect("a signed certificate");
+            (cert.pem(), key.serialize_pem())
+        };
+        let server = leaf(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]);
+        let client = leaf(vec!["crossplane".to_owned()]);
+        let dir = std::env::temp_dir().join(format!("bench-pki-{}", std::process::id()));
+        for (sub, (cert, key)) in [("server", &server), ("client", &client)] {
+            let d = dir.join(sub);
+            std::fs::create_dir_all(&d).expect("a certificate folder");
+            std::fs::write(d.join("tls.crt"), cert).expect("tls.crt");
+            std::fs::write(d.join("tls.key"), key).expect("tls.key");
+            std::fs::write(d.join("ca.crt"), &ca).expect("ca.crt");
+        }
+        Some(Pki { dir, ca, client })
+    })
+    .as_ref()
 }
 
 pub async fn call(channel: Channel, request: Bytes) -> Result<Bytes, Status> {
