@@ -5,8 +5,9 @@
 //! modules and in a Composition's inline source at its YAML lines. While
 //! stopped, the client steps (in, over, out), reads the call stack, the
 //! frame's locals, the request's globals (`oxr`, `observed`, ...) and what
-//! the script has composed so far, and evaluates expressions. The rendered
-//! YAML is sent as output, as `render` prints it.
+//! the script has composed so far, and evaluates expressions. What scripts
+//! print is console output; the rendered YAML is sent as output, as
+//! `render` prints it.
 //!
 //! [`wire`] frames messages, [`places`] maps the runner's script names to
 //! the user's files and lines, [`session`] answers requests and watches

@@ -561,8 +561,8 @@ async fn run_step(
 }
 
 /// The function a render runs steps on: this binary's engine, on threads,
-/// with what scripts print written to stderr; `extra` adds globals (the
-/// test runner's `assert`).
+/// with what scripts print written to stderr (or handed to the debugger);
+/// `extra` adds globals (the test runner's `assert`).
 pub fn function(
     options: Options,
     extra: impl FnOnce(&mut starlark::environment::GlobalsBuilder),
@@ -584,7 +584,10 @@ pub fn function(
         Metrics::register(&mut registry),
     )
     .with_oci(Arc::new(OciResolver::new(options.oci)))
-    .with_prints(Arc::new(|_script: &str, text: &str| eprintln!("{text}")))
+    .with_prints(match debugger {
+        Some(debugger) => Arc::new(move |_script: &str, text: &str| debugger.print(text)),
+        None => Arc::new(|_script: &str, text: &str| eprintln!("{text}")),
+    })
 }
 
 /// What a pipeline ends with.

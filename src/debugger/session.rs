@@ -150,6 +150,13 @@ impl Debugger for Watch {
     fn globals(&self, builder: &mut starlark::environment::GlobalsBuilder) {
         super::composed::register(builder);
     }
+
+    fn print(&self, text: &str) {
+        self.0.out.event(
+            "output",
+            json!({"category": "console", "output": format!("{text}\n")}),
+        );
+    }
 }
 
 /// Notes when a top-level statement is announced twice in a row.

@@ -17,4 +17,6 @@ pub trait Debugger: Send + Sync {
     /// Adds the globals the debugger reads runs through (scripts that are
     /// not debugged never see them).
     fn globals(&self, builder: &mut GlobalsBuilder);
+    /// What a script printed, for the person debugging it.
+    fn print(&self, text: &str);
 }

@@ -35,6 +35,7 @@ spec:
             name = name_of(size)
             Resource("a", {"apiVersion": "v1", "kind": "ConfigMap", "data": {"n": name}})
             Resource("b", {"apiVersion": "v1", "kind": "ConfigMap"})
+            print("composed", name)
           modules:
             names.star: |
               def name_of(n):
@@ -56,7 +57,7 @@ spec:
 const NAME_LINE: i64 = 21;
 const FIRST_RESOURCE_LINE: i64 = 22;
 const SECOND_RESOURCE_LINE: i64 = 23;
-const MODULE_FIRST_LINE: i64 = 27;
+const MODULE_FIRST_LINE: i64 = 28;
 
 const MAIN_STAR: &str = r#"def label(n):
     value = "size-" + str(n)
@@ -313,6 +314,10 @@ fn a_render_stops_at_breakpoints_steps_and_ends_as_render_does() {
     assert_eq!(named(&c.scope("Locals"), "n")["value"], "3");
 
     c.ok("continue", json!({"threadId": 1}));
+    // What the script printed reaches the debug console.
+    let printed = c.event("output");
+    assert_eq!(printed["body"]["category"], "console", "{printed}");
+    assert_eq!(printed["body"]["output"], "composed thing-3\n");
     let output = c.event("output");
     let exited = c.event("exited");
     c.event("terminated");
