@@ -85,13 +85,19 @@ enum Outcome {
     Changed(String),
 }
 
-/// A file formatted: a `.star` file whole, a YAML file's inline scripts.
-fn format_file(path: &Path, text: &str) -> Result<Outcome, String> {
-    let formatted = if is_yaml(path) {
-        yaml::format_scripts(text)?
+/// The text of the file at `path` formatted: a `.star` file whole, a YAML
+/// file's inline scripts; or why it cannot be.
+pub fn format_file_text(path: &Path, text: &str) -> Result<String, String> {
+    if is_yaml(path) {
+        yaml::format_scripts(text)
     } else {
-        format(text).map_err(|e| e.to_string())?
-    };
+        format(text).map_err(|e| e.to_string())
+    }
+}
+
+/// A file formatted, or left as it was.
+fn format_file(path: &Path, text: &str) -> Result<Outcome, String> {
+    let formatted = format_file_text(path, text)?;
     Ok(if formatted == text {
         Outcome::Unchanged
     } else {

@@ -9,14 +9,7 @@ use serde_json::{Value, json};
 /// parse.
 fn formatted(uri: &str, text: &str) -> Option<String> {
     let path = std::path::Path::new(uri.split(['?', '#']).next().unwrap_or(uri));
-    if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
-    {
-        crate::format::yaml::format_scripts(text).ok()
-    } else {
-        crate::format::format(text).ok()
-    }
+    crate::format::format_file_text(path, text).ok()
 }
 
 /// One edit replacing lines `from..to` of the document with `lines`.
