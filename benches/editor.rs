@@ -8,6 +8,8 @@
 //! its modules (completion inside a constructor's call). Prints one table.
 
 #[allow(dead_code)]
+#[path = "../tests/it/common/framed.rs"]
+mod framed;
 #[path = "../tests/it/common/lsp_client.rs"]
 mod lsp_client;
 

@@ -4,10 +4,9 @@
 //! globals, locals and what was composed are read; steps go in, over and
 //! out; the render ends with what `render` prints.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -94,34 +93,7 @@ impl Client {
             .spawn()
             .expect("the adapter starts");
         let stdin = child.stdin.take().expect("stdin");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let (send, messages) = channel();
-        std::thread::spawn(move || {
-            loop {
-                let mut length = 0;
-                loop {
-                    let mut line = String::new();
-                    if stdout.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(n) = line.strip_prefix("Content-Length:") {
-                        length = n.trim().parse().expect("a length");
-                    }
-                }
-                let mut body = vec![0; length];
-                stdout.read_exact(&mut body).expect("the body");
-                if send
-                    .send(serde_json::from_slice(&body).expect("JSON"))
-                    .is_err()
-                {
-                    return;
-                }
-            }
-        });
+        let messages = crate::common::framed::reader(child.stdout.take().expect("stdout"));
         Client {
             child,
             stdin,
@@ -140,11 +112,9 @@ impl Client {
     /// Sends a request; its whole response.
     fn call(&mut self, command: &str, arguments: Value) -> Value {
         self.seq += 1;
-        let body =
-            json!({"seq": self.seq, "type": "request", "command": command, "arguments": arguments})
-                .to_string();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("a request");
-        self.stdin.flush().expect("flushed");
+        let request =
+            json!({"seq": self.seq, "type": "request", "command": command, "arguments": arguments});
+        crate::common::framed::write(&mut self.stdin, &request);
         loop {
             let m = self.next();
             if m["type"] == "response" && m["request_seq"] == self.seq {

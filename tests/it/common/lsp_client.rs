@@ -1,9 +1,8 @@
 //! A language-server client over stdio, as editors speak to
 //! `function-starlark lsp`: for the LSP tests and the editor bench.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -34,34 +33,7 @@ impl Client {
             .expect("the server starts");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
-        let (tx, messages) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut length = 0usize;
-                loop {
-                    let mut header = String::new();
-                    if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let header = header.trim();
-                    if header.is_empty() {
-                        break;
-                    }
-                    if let Some(n) = header.strip_prefix("Content-Length: ") {
-                        length = n.parse().expect("a length");
-                    }
-                }
-                let mut body = vec![0; length];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                let value: Value = serde_json::from_slice(&body).expect("JSON");
-                if tx.send(value).is_err() {
-                    return;
-                }
-            }
-        });
+        let messages = super::framed::reader(stdout);
         let mut client = Client {
             child,
             stdin,
@@ -83,9 +55,7 @@ impl Client {
     }
 
     fn send(&mut self, message: &Value) {
-        let body = message.to_string();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
-        self.stdin.flush().expect("flush");
+        super::framed::write(&mut self.stdin, message);
     }
 
     pub fn notify(&mut self, method: &str, params: Value) {

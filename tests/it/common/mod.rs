@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod framed;
 pub mod lsp_client;
 pub mod registry;
 
