@@ -294,6 +294,39 @@ impl Pki {
     }
 }
 
+/// A CA and two certificates it signed, PEM: the server's (for `localhost`
+/// and `127.0.0.1`) and a client's, each with its key.
+pub struct Certificates {
+    pub ca: String,
+    pub server: (String, String),
+    pub client: (String, String),
+}
+
+/// Fresh certificates for an mTLS server and its client.
+pub fn certificates() -> Certificates {
+    let ca_key = rcgen::KeyPair::generate().expect("a CA key");
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca = ca_params
+        .self_signed(&ca_key)
+        .expect("a CA certificate")
+        .pem();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let leaf = |names: Vec<String>| {
+        let key = rcgen::KeyPair::generate().expect("a key");
+        let cert = rcgen::CertificateParams::new(names)
+            .expect("leaf params")
+            .signed_by(&key, &issuer)
+            .expect("a signed certificate");
+        (cert.pem(), key.serialize_pem())
+    };
+    Certificates {
+        ca,
+        server: leaf(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]),
+        client: leaf(vec!["crossplane".to_owned()]),
+    }
+}
+
 /// The run's certificates when `BENCH_TLS=1`, made once.
 pub fn pki() -> Option<&'static Pki> {
     static PKI: std::sync::OnceLock<Option<Pki>> = std::sync::OnceLock::new();
@@ -301,24 +334,7 @@ pub fn pki() -> Option<&'static Pki> {
         if std::env::var("BENCH_TLS").as_deref() != Ok("1") {
             return None;
         }
-        let ca_key = rcgen::KeyPair::generate().expect("a CA key");
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        let ca = ca_params
-            .self_signed(&ca_key)
-            .expect("a CA certificate")
-            .pem();
-        let issuer = rcgen::Issuer::new(ca_params, ca_key);
-        let leaf = |names: Vec<String>| {
-            let key = rcgen::KeyPair::generate().expect("a key");
-            let cert = rcgen::CertificateParams::new(names)
-                .expect("leaf params")
-                .signed_by(&key, &issuer)
-                .expect("a signed certificate");
-            (cert.pem(), key.serialize_pem())
-        };
-        let server = leaf(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]);
-        let client = leaf(vec!["crossplane".to_owned()]);
+        let Certificates { ca, server, client } = certificates();
         let dir = std::env::temp_dir().join(format!("bench-pki-{}", std::process::id()));
         for (sub, (cert, key)) in [("server", &server), ("client", &client)] {
             let d = dir.join(sub);

@@ -276,51 +276,23 @@ fn a_hundred_concurrent_requests_mixing_good_and_failing_scripts_all_get_their_a
     });
 }
 
-/// A CA, and a certificate signed by it for `name` on loopback.
-struct Pki {
-    ca_pem: String,
-    server: (String, String),
-    client: (String, String),
-}
-
-fn pki() -> Pki {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
-    let ca_key = KeyPair::generate().expect("a CA key");
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca_cert = ca_params.self_signed(&ca_key).expect("a CA certificate");
-    let issuer = Issuer::new(ca_params, ca_key);
-    let leaf = |names: Vec<String>| {
-        let key = KeyPair::generate().expect("a key");
-        let cert = CertificateParams::new(names)
-            .expect("leaf params")
-            .signed_by(&key, &issuer)
-            .expect("a signed certificate");
-        (cert.pem(), key.serialize_pem())
-    };
-    Pki {
-        ca_pem: ca_cert.pem(),
-        server: leaf(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]),
-        client: leaf(vec!["crossplane".to_owned()]),
-    }
-}
-
+/// Writes one file of the server's certificate folder.
 fn write(dir: &Path, name: &str, content: &str) {
     std::fs::write(dir.join(name), content).expect("a certificate file");
 }
 
 #[test]
 fn mtls_serves_clients_with_a_certificate_from_the_ca_only() {
-    let pki = pki();
+    let pki = crate::support::certificates();
     let dir = tempfile::tempdir().expect("a temp dir");
     write(dir.path(), "tls.crt", &pki.server.0);
     write(dir.path(), "tls.key", &pki.server.1);
-    write(dir.path(), "ca.crt", &pki.ca_pem);
+    write(dir.path(), "ca.crt", &pki.ca);
     let server = start(&["--tls-certs-dir", dir.path().to_str().expect("utf-8 path")]);
     runtime().block_on(async {
         let endpoint = |identity: Option<Identity>| {
             let mut tls = ClientTlsConfig::new()
-                .ca_certificate(Certificate::from_pem(&pki.ca_pem))
+                .ca_certificate(Certificate::from_pem(&pki.ca))
                 .domain_name("localhost");
             if let Some(identity) = identity {
                 tls = tls.identity(identity);
