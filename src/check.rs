@@ -234,18 +234,7 @@ fn scripts_in(path: &Path, text: String) -> Vec<Script> {
         .iter()
         .filter(|d| d.get("kind").and_then(Value::as_str) == Some("Composition"))
     {
-        for step in doc
-            .pointer("/spec/pipeline")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let Some(spec) = step.pointer("/input/spec") else {
-                continue;
-            };
-            if step.pointer("/input/kind").and_then(Value::as_str) != Some("StarlarkInput") {
-                continue;
-            }
+        for spec in crate::input::pipeline_inputs(doc) {
             let modules: BTreeMap<String, String> =
                 crate::render::load::strings(spec.get("modules"));
             let default_registry = spec

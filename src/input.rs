@@ -214,6 +214,21 @@ pub fn decode(input: Option<&Struct>) -> Result<StarlarkInput, Error> {
     })
 }
 
+/// The `spec` of each StarlarkInput step in the pipeline of a document
+/// (a Composition's or an Operation's), in order.
+pub fn pipeline_inputs(doc: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
+    doc.pointer("/spec/pipeline")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|step| {
+            step.pointer("/input/kind")
+                .and_then(serde_json::Value::as_str)
+                == Some("StarlarkInput")
+        })
+        .filter_map(|step| step.pointer("/input/spec"))
+}
+
 /// The script's file name once the source check passes: known before the
 /// script is read, so failures to read it are still labelled. A mounted
 /// script is named by its path (`/scripts/NAME/KEY`), which its relative

@@ -61,21 +61,11 @@ fn blocks(lines: &[&str]) -> Vec<Block> {
 fn scripts(text: &str) -> Vec<String> {
     let docs = crate::builtins::yaml::documents_as_json(text).unwrap_or_default();
     let mut out = Vec::new();
-    for step in docs
-        .iter()
-        .filter_map(|d| d.pointer("/spec/pipeline").and_then(Value::as_array))
-        .flatten()
-    {
-        if step.pointer("/input/kind").and_then(Value::as_str) != Some("StarlarkInput") {
-            continue;
-        }
-        if let Some(s) = step.pointer("/input/spec/source").and_then(Value::as_str) {
+    for spec in docs.iter().flat_map(crate::input::pipeline_inputs) {
+        if let Some(s) = spec.get("source").and_then(Value::as_str) {
             out.push(s.to_owned());
         }
-        if let Some(modules) = step
-            .pointer("/input/spec/modules")
-            .and_then(Value::as_object)
-        {
+        if let Some(modules) = spec.get("modules").and_then(Value::as_object) {
             out.extend(
                 modules
                     .values()
