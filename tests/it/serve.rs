@@ -354,8 +354,11 @@ fn metrics_are_served_with_the_script_label_after_a_request() {
     ] {
         assert!(body.contains(series), "missing {series} in:\n{body}");
     }
-    // Each worker process keeps its own cache: two runs compile once or
-    // twice (when the second lands on another worker), and count both.
+    // Each worker process keeps its own cache, and only answered runs
+    // count: two runs count two compilations, misses or hits. Usually the
+    // first is a miss, but on a busy machine the first request can be sent
+    // behind the warm-up run, withdrawn after WITHDRAW_AFTER and run there
+    // anyway (its answer dropped) before the counted run finds it cached.
     let count = |name: &str| -> u64 {
         body.lines()
             .find(|l| l.starts_with(name) && l.contains("composition.star"))
@@ -365,7 +368,7 @@ fn metrics_are_served_with_the_script_label_after_a_request() {
     let misses = count("function_starlark_cache_misses_total");
     let hits = count("function_starlark_cache_hits_total");
     assert!(
-        misses >= 1 && misses + hits == 2,
+        misses + hits == 2,
         "{misses} misses, {hits} hits:\n{body}"
     );
 }
