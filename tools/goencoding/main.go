@@ -7,6 +7,11 @@
 // Each line holds the member, its input and either the decoded bytes in hex
 // or the error the member reports. The seed is fixed.
 //
+//	go run . serve
+//
+// answers the fuzz targets one request at a time (serve.go): a member and
+// its input in, the vector out (an unknown member is an error).
+//
 // Go's unpadded base32 decoder drops a final group of 1, 3 or 6 characters
 // without an error; the reference's b32dec rejects such lengths (builtins.md
 // 5.3), so those inputs are left out here and tested in encoding.rs.
@@ -43,8 +48,12 @@ var decoders = []struct {
 }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "serve" {
+		serve(func(v vector) any { return decodeVector(v.Member, v.Data) })
+		return
+	}
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: goencoding COUNT")
+		fmt.Fprintln(os.Stderr, "usage: goencoding COUNT | goencoding serve")
 		os.Exit(2)
 	}
 	count, err := strconv.Atoi(os.Args[1])
@@ -60,19 +69,10 @@ func main() {
 		for j, n := 0, r.IntN(6); j < n; j++ {
 			b.WriteString(d.pieces[r.IntN(len(d.pieces))])
 		}
-		v := vector{Member: d.name, Data: b.String()}
-		if d.name == "b32dec" && impossibleBase32Length(v.Data) {
+		if d.name == "b32dec" && impossibleBase32Length(b.String()) {
 			continue
 		}
-		decoded, err := d.decode(v.Data)
-		if err != nil {
-			msg := "encoding." + d.name + ": " + err.Error()
-			v.Error = &msg
-		} else {
-			text := hex.EncodeToString(decoded)
-			v.Hex = &text
-		}
-		if err := out.Encode(v); err != nil {
+		if err := out.Encode(decodeVector(d.name, b.String())); err != nil {
 			panic(err)
 		}
 	}
@@ -80,6 +80,28 @@ func main() {
 
 // impossibleBase32Length reports whether s, line breaks aside, ends in a
 // group of characters that no unpadded base32 encoding produces.
+// The vector of the member named `member` for `data`.
+func decodeVector(member, data string) vector {
+	v := vector{Member: member, Data: data}
+	for _, d := range decoders {
+		if d.name != member {
+			continue
+		}
+		decoded, err := d.decode(data)
+		if err != nil {
+			msg := "encoding." + d.name + ": " + err.Error()
+			v.Error = &msg
+		} else {
+			text := hex.EncodeToString(decoded)
+			v.Hex = &text
+		}
+		return v
+	}
+	msg := "no member " + member
+	v.Error = &msg
+	return v
+}
+
 func impossibleBase32Length(s string) bool {
 	n := len(strings.NewReplacer("\r", "", "\n", "").Replace(s))
 	switch n % 8 {

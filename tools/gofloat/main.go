@@ -6,6 +6,11 @@
 // A third are random bit patterns, a third integers over powers of two
 // (where two shortest candidates are often equally close), a third
 // fractions across forty decades. The seed is fixed.
+//
+//	go run . serve
+//
+// answers the fuzz targets one request at a time (serve.go): {"bits": HEX}
+// in, {"g": TEXT} out, TEXT being FormatFloat's 'g' of that float64.
 package main
 
 import (
@@ -16,9 +21,25 @@ import (
 	"strconv"
 )
 
+// A request of serve and its answer.
+type float struct {
+	Bits string `json:"bits"`
+	G    string `json:"g"`
+}
+
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "serve" {
+		serve(func(f float) any {
+			bits, err := strconv.ParseUint(f.Bits, 16, 64)
+			if err != nil {
+				panic(err)
+			}
+			return float{Bits: f.Bits, G: strconv.FormatFloat(math.Float64frombits(bits), 'g', -1, 64)}
+		})
+		return
+	}
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: gofloat COUNT")
+		fmt.Fprintln(os.Stderr, "usage: gofloat COUNT | gofloat serve")
 		os.Exit(2)
 	}
 	count, err := strconv.Atoi(os.Args[1])

@@ -3,10 +3,13 @@
 // src/builtins/regex.rs's tests:
 //
 //	go run . 3000 > ../../tests/compat/regex.jsonl
+//	go run . serve
 //
 // Each line holds the pattern, text and template and either the error the
 // pattern gives or the result of every member of the namespace, computed
 // as the reference's documentation describes them. The seed is fixed.
+// serve answers the fuzz targets one request at a time (serve.go): a
+// pattern, text and template in, their vector out.
 package main
 
 import (
@@ -52,8 +55,12 @@ var templates = []string{"", "-", "$1", "${1}x", "$1x", "$$", "$n", "${m}", "$",
 func pick(r *rand.Rand, from []string) string { return from[r.IntN(len(from))] }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "serve" {
+		serve(func(v vector) any { return record(v.Pattern, v.S, v.Replacement) })
+		return
+	}
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: goregex COUNT")
+		fmt.Fprintln(os.Stderr, "usage: goregex COUNT | goregex serve")
 		os.Exit(2)
 	}
 	count, err := strconv.Atoi(os.Args[1])

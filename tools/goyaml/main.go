@@ -4,6 +4,7 @@
 //
 //	go run . decode CASES COUNT > ../../tests/yaml/vectors.jsonl
 //	go run . encode COUNT > ../../tests/yaml/encode.jsonl
+//	go run . serve
 //
 // decode: YAMLToJSON of each input in CASES (one JSON string per line; blank
 // lines and lines starting with '#' are skipped) and of COUNT inputs glued
@@ -14,6 +15,10 @@
 // the JSON text json.Marshal gives for it.
 //
 // Both generators start from fixed seeds, so a run gives the same file.
+//
+// serve: answers the fuzz targets one input at a time (serve.go), a
+// request {"decode": YAML} with the decode vector of YAML and
+// {"encode": JSON} with the encode vector of the value JSON holds.
 package main
 
 import (
@@ -29,6 +34,10 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "serve" {
+		serve(answer)
+		return
+	}
 	if len(os.Args) < 3 {
 		usage()
 	}
@@ -57,7 +66,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: goyaml decode CASES COUNT | goyaml encode COUNT")
+	fmt.Fprintln(os.Stderr, "usage: goyaml decode CASES COUNT | goyaml encode COUNT | goyaml serve")
 	os.Exit(2)
 }
 
@@ -91,6 +100,29 @@ func decodeVector(input string) decoded {
 	} else {
 		text := string(j)
 		v.JSON = &text
+	}
+	return v
+}
+
+// A request of serve: one of the two is set.
+type request struct {
+	Decode *string `json:"decode"`
+	Encode *string `json:"encode"`
+}
+
+func answer(r request) any {
+	if r.Decode != nil {
+		return decodeVector(*r.Decode)
+	}
+	// sigs.k8s.io/yaml's Marshal is JSONToYAML of the value's JSON.
+	v := encoded{JSON: *r.Encode}
+	y, err := yaml.JSONToYAML([]byte(*r.Encode))
+	if err != nil {
+		msg := err.Error()
+		v.Error = &msg
+	} else {
+		text := strings.TrimRight(string(y), "\n")
+		v.YAML = &text
 	}
 	return v
 }
