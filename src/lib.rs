@@ -36,7 +36,8 @@
 //! constructor calls through [`typed`]; [`generate`] (`gen`) writes typed
 //! `schema()` modules from CRDs, XRDs and Kubernetes' OpenAPI, which
 //! [`push`] publishes as an OCI module package; [`docs`] and [`crd`]
-//! generate `docs/builtins.md` and the input CRD from the code.
+//! generate `docs/builtins.md` and the input CRD from the code;
+//! [`fuzzing`] holds the fuzz targets' bodies (docs/fuzzing.md).
 
 pub mod apply;
 pub mod bindings;
@@ -54,6 +55,8 @@ pub mod effects;
 pub mod error;
 pub mod format;
 pub mod function;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod generate;
 pub mod go;
 pub mod input;

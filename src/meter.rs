@@ -34,11 +34,17 @@ use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 use std::sync::OnceLock;
 
-use mimalloc::MiMalloc;
-
-/// The allocator: mimalloc, counted. Chosen by measurement
+/// The allocator the meter counts for: mimalloc, chosen by measurement
 /// (docs/architecture.md, "Memory"): with glibc's allocator requests took
-/// 15-35% longer.
+/// 15-35% longer. Under `cargo fuzz` (`cfg(fuzzing)`) it is the system
+/// allocator, whose calls the sanitizer and libFuzzer's `-malloc_limit_mb`
+/// see; mimalloc maps its own memory, which they would not.
+#[cfg(not(fuzzing))]
+use mimalloc::MiMalloc as Inner;
+#[cfg(fuzzing)]
+use std::alloc::System as Inner;
+
+/// The allocator: [`Inner`], counted.
 pub struct Counting;
 
 /// What happens when a hard meter goes over its budget: set once by the
@@ -125,7 +131,7 @@ fn signed(n: usize) -> isize {
     isize::try_from(n).unwrap_or(isize::MAX)
 }
 
-// SAFETY: every method forwards to `MiMalloc` with the caller's arguments
+// SAFETY: every method forwards to `Inner` with the caller's arguments
 // unchanged; the bookkeeping around them never allocates.
 #[allow(unsafe_code)]
 unsafe impl GlobalAlloc for Counting {
@@ -133,20 +139,20 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         record(signed(layout.size()));
         // SAFETY: forwarded as given.
-        unsafe { MiMalloc.alloc(layout) }
+        unsafe { Inner.alloc(layout) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         record(signed(layout.size()));
         // SAFETY: forwarded as given.
-        unsafe { MiMalloc.alloc_zeroed(layout) }
+        unsafe { Inner.alloc_zeroed(layout) }
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: forwarded as given.
-        unsafe { MiMalloc.dealloc(ptr, layout) };
+        unsafe { Inner.dealloc(ptr, layout) };
         record(-signed(layout.size()));
     }
 
@@ -156,7 +162,7 @@ unsafe impl GlobalAlloc for Counting {
             record(signed(new_size - layout.size()));
         }
         // SAFETY: forwarded as given.
-        let moved = unsafe { MiMalloc.realloc(ptr, layout, new_size) };
+        let moved = unsafe { Inner.realloc(ptr, layout, new_size) };
         if new_size < layout.size() && !moved.is_null() {
             record(-signed(layout.size() - new_size));
         }

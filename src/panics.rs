@@ -29,6 +29,12 @@ pub fn install() {
     }));
 }
 
+/// Whether this thread is inside [`quietly`], where a panic is expected
+/// and caught (for the fuzz targets' panic hook, which aborts on others).
+pub fn is_quiet() -> bool {
+    QUIET.with(Cell::get)
+}
+
 /// Runs `f`, turning a panic into its message, without logging it.
 pub fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     let was = QUIET.with(|q| q.replace(true));

@@ -201,6 +201,70 @@ fn hex_decode(src: &[u8]) -> Result<Vec<u8>, String> {
     Ok(values.chunks(2).map(|p| (p[0] << 4) | p[1]).collect())
 }
 
+/// The four decoders, by member name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Decoder {
+    B64,
+    B64Url,
+    B32,
+    Hex,
+}
+
+impl Decoder {
+    /// Every decoder.
+    pub(crate) const ALL: [Decoder; 4] =
+        [Decoder::B64, Decoder::B64Url, Decoder::B32, Decoder::Hex];
+
+    /// The member's name (`b64dec`).
+    pub(crate) fn member(self) -> &'static str {
+        match self {
+            Decoder::B64 => "b64dec",
+            Decoder::B64Url => "b64url_dec",
+            Decoder::B32 => "b32dec",
+            Decoder::Hex => "hex_dec",
+        }
+    }
+
+    /// The bytes `data` decodes to, or the member's error.
+    pub(crate) fn decode(self, data: &str) -> Result<Vec<u8>, String> {
+        let member = self.member();
+        let illegal = |kind: &str, n: usize| {
+            format!("encoding.{member}: illegal {kind} data at input byte {n}")
+        };
+        match self {
+            Decoder::B64 => {
+                base64_decode(data.as_bytes(), false, true).map_err(|n| illegal("base64", n))
+            }
+            Decoder::B64Url => {
+                base64_decode(data.as_bytes(), true, false).map_err(|n| illegal("base64", n))
+            }
+            Decoder::B32 => base32_decode(data.as_bytes()).map_err(|n| illegal("base32", n)),
+            Decoder::Hex => {
+                hex_decode(data.as_bytes()).map_err(|e| format!("encoding.{member}: {e}"))
+            }
+        }
+    }
+
+    /// The text the matching encoder member gives for `bytes`.
+    pub(crate) fn encode(self, bytes: &[u8]) -> String {
+        match self {
+            Decoder::B64 => STANDARD.encode(bytes),
+            Decoder::B64Url => URL_SAFE_NO_PAD.encode(bytes),
+            Decoder::B32 => data_encoding::BASE32_NOPAD.encode(bytes),
+            Decoder::Hex => hex::encode(bytes),
+        }
+    }
+
+    /// The member's call on a Starlark value.
+    fn call<'v>(self, data: Value<'v>, heap: Heap<'v>) -> anyhow::Result<Value<'v>> {
+        let data = text_arg(&format!("encoding.{}", self.member()), data)?;
+        Ok(decoded(
+            heap,
+            self.decode(data).map_err(anyhow::Error::msg)?,
+        ))
+    }
+}
+
 /// Registers the `encoding` module.
 pub(crate) fn register(builder: &mut GlobalsBuilder) {
     crate::values::module::register(builder, "encoding", encoding_members, None);
@@ -216,7 +280,7 @@ fn encoding_members(builder: &mut GlobalsBuilder) {
     /// encoding.b64enc("hello")  # "aGVsbG8="
     /// ```
     fn b64enc<'v>(data: Value<'v>) -> anyhow::Result<String> {
-        Ok(STANDARD.encode(str_or_bytes("encoding.b64enc", data)?))
+        Ok(Decoder::B64.encode(str_or_bytes("encoding.b64enc", data)?))
     }
 
     /// Decodes standard, padded base64. CR and LF are ignored; anything else
@@ -228,11 +292,7 @@ fn encoding_members(builder: &mut GlobalsBuilder) {
     /// encoding.b64dec("aGVsbG8=")  # "hello"
     /// ```
     fn b64dec<'v>(data: Value<'v>, heap: Heap<'v>) -> anyhow::Result<Value<'v>> {
-        const FN: &str = "encoding.b64dec";
-        let data = text_arg(FN, data)?;
-        let bytes = base64_decode(data.as_bytes(), false, true)
-            .map_err(|n| anyhow!("{FN}: illegal base64 data at input byte {n}"))?;
-        Ok(decoded(heap, bytes))
+        Decoder::B64.call(data, heap)
     }
 
     /// Encodes `data` (a string's UTF-8 bytes, or bytes) as URL-safe base64
@@ -243,7 +303,7 @@ fn encoding_members(builder: &mut GlobalsBuilder) {
     /// encoding.b64url_enc("hello?world&foo=bar")  # "aGVsbG8_d29ybGQmZm9vPWJhcg"
     /// ```
     fn b64url_enc<'v>(data: Value<'v>) -> anyhow::Result<String> {
-        Ok(URL_SAFE_NO_PAD.encode(str_or_bytes("encoding.b64url_enc", data)?))
+        Ok(Decoder::B64Url.encode(str_or_bytes("encoding.b64url_enc", data)?))
     }
 
     /// Decodes URL-safe base64 without padding. CR and LF are ignored; `=`,
@@ -255,11 +315,7 @@ fn encoding_members(builder: &mut GlobalsBuilder) {
     /// encoding.b64url_dec("aGVsbG8_d29ybGQmZm9vPWJhcg")  # "hello?world&foo=bar"
     /// ```
     fn b64url_dec<'v>(data: Value<'v>, heap: Heap<'v>) -> anyhow::Result<Value<'v>> {
-        const FN: &str = "encoding.b64url_dec";
-        let data = text_arg(FN, data)?;
-        let bytes = base64_decode(data.as_bytes(), true, false)
-            .map_err(|n| anyhow!("{FN}: illegal base64 data at input byte {n}"))?;
-        Ok(decoded(heap, bytes))
+        Decoder::B64Url.call(data, heap)
     }
 
     /// Encodes `data` (a string's UTF-8 bytes, or bytes) as base32 (RFC 4648
@@ -270,8 +326,7 @@ fn encoding_members(builder: &mut GlobalsBuilder) {
     /// encoding.b32enc("hello")  # "NBSWY3DP"
     /// ```
     fn b32enc<'v>(data: Value<'v>) -> anyhow::Result<String> {
-        let data = str_or_bytes("encoding.b32enc", data)?;
-        Ok(data_encoding::BASE32_NOPAD.encode(data))
+        Ok(Decoder::B32.encode(str_or_bytes("encoding.b32enc", data)?))
     }
 
     /// Decodes upper-case base32 without padding. CR and LF are ignored;
@@ -283,11 +338,7 @@ fn encoding_members(builder: &mut GlobalsBuilder) {
     /// encoding.b32dec("NBSWY3DP")  # "hello"
     /// ```
     fn b32dec<'v>(data: Value<'v>, heap: Heap<'v>) -> anyhow::Result<Value<'v>> {
-        const FN: &str = "encoding.b32dec";
-        let data = text_arg(FN, data)?;
-        let bytes = base32_decode(data.as_bytes())
-            .map_err(|n| anyhow!("{FN}: illegal base32 data at input byte {n}"))?;
-        Ok(decoded(heap, bytes))
+        Decoder::B32.call(data, heap)
     }
 
     /// Encodes `data` (a string's UTF-8 bytes, or bytes) as lowercase
@@ -298,7 +349,7 @@ fn encoding_members(builder: &mut GlobalsBuilder) {
     /// encoding.hex_enc("hello")  # "68656c6c6f"
     /// ```
     fn hex_enc<'v>(data: Value<'v>) -> anyhow::Result<String> {
-        Ok(hex::encode(str_or_bytes("encoding.hex_enc", data)?))
+        Ok(Decoder::Hex.encode(str_or_bytes("encoding.hex_enc", data)?))
     }
 
     /// Decodes hexadecimal in either case. Returns a string, or bytes when
@@ -309,10 +360,7 @@ fn encoding_members(builder: &mut GlobalsBuilder) {
     /// encoding.hex_dec("68656C6C6F")  # "hello"
     /// ```
     fn hex_dec<'v>(data: Value<'v>, heap: Heap<'v>) -> anyhow::Result<Value<'v>> {
-        const FN: &str = "encoding.hex_dec";
-        let data = text_arg(FN, data)?;
-        let bytes = hex_decode(data.as_bytes()).map_err(|e| anyhow!("{FN}: {e}"))?;
-        Ok(decoded(heap, bytes))
+        Decoder::Hex.call(data, heap)
     }
 }
 

@@ -22,7 +22,10 @@ use starlark::starlark_module;
 use starlark::values::Value;
 use starlark::values::none::NoneOr;
 
+mod record;
 mod syntax;
+
+pub(crate) use record::{record, refused_translation};
 
 use syntax::{SyntaxError, Translation, translate};
 

@@ -20,6 +20,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("check", 15),
     ("format", 15),
     ("render", 14),
+    // The fuzz targets' bodies: the request path and each parser below it.
+    ("fuzzing", 14),
     ("docs", 14),
     ("crd", 14),
     ("testing", 14),

@@ -484,7 +484,7 @@ fn marshal(v: &JsonValue, out: &mut String) -> Result<(), String> {
 /// sigs.k8s.io/yaml's `YAMLToJSON` of the first document of `source`; the
 /// error is the message after `yaml.decode: `. Reading fails once
 /// `deadline` has passed.
-pub(super) fn yaml_to_json(source: &str, deadline: Option<Instant>) -> Result<String, String> {
+pub(crate) fn yaml_to_json(source: &str, deadline: Option<Instant>) -> Result<String, String> {
     let Some((nodes, root)) = parse_first_document(source, deadline)? else {
         return Ok("null".to_owned());
     };

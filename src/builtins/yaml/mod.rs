@@ -35,10 +35,11 @@ mod numbers;
 mod parse;
 mod resolve;
 
+pub(crate) use decode::yaml_to_json;
 use decode::{decode_yaml, split_stream};
 use encode::encode_yaml;
+pub(crate) use node::{natural_less, sort_by_less};
 
-/// Registers the `yaml` module.
 /// The documents of a YAML stream as JSON values, read as `yaml.decode`
 /// reads each (go-yaml v2, then sigs.k8s.io/yaml's JSON): for the files
 /// the CLI reads.
@@ -58,6 +59,7 @@ pub fn json_as_yaml(value: &serde_json::Value) -> Result<String, String> {
     encode::emit_json(value)
 }
 
+/// Registers the `yaml` module.
 pub(crate) fn register(builder: &mut GlobalsBuilder) {
     crate::values::module::register(builder, "yaml", yaml_members, None);
 }

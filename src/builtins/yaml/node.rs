@@ -29,7 +29,7 @@ pub(super) fn yaml_float_text(f: f64) -> String {
 }
 
 /// go-yaml v2's `keyList.Less` for two string keys: natural order.
-pub(super) fn natural_less(a: &str, b: &str) -> bool {
+pub(crate) fn natural_less(a: &str, b: &str) -> bool {
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
     let is_letter = |c: char| c.is_alphabetic();
@@ -82,7 +82,7 @@ pub(super) fn natural_less(a: &str, b: &str) -> bool {
 }
 
 /// A stable merge sort by `less` that never panics, whatever `less` does.
-pub(super) fn sort_by_less<T>(items: Vec<T>, less: &impl Fn(&T, &T) -> bool) -> Vec<T> {
+pub(crate) fn sort_by_less<T>(items: Vec<T>, less: &impl Fn(&T, &T) -> bool) -> Vec<T> {
     if items.len() <= 1 {
         return items;
     }

@@ -1,0 +1,153 @@
+//! `yaml.decode` (libyaml's scanner and parser, YAML 1.1 resolution, the
+//! JSON it builds) and `yaml.encode`'s emitter, against sigs.k8s.io/yaml.
+//!
+//! For each UTF-8 input: the decoded JSON parses; the value written as
+//! YAML reads back as the same value (unless a key is `<<`, which YAML 1.1
+//! reads back as a merge, in Go too); and, with Go (`tools/goyaml`), the
+//! decoded JSON and the written YAML are Go's, byte for byte. Errors are
+//! compared by whether there is one, not by text, and a shorthand tag
+//! followed by `,`, `[` or `]` is skipped: both are departures
+//! (docs/departures.md, "Rare YAML inputs"). The writer is compared only on
+//! values whose integers fit 64 bits signed (past that it reads numbers as
+//! floats, as Kubernetes' JSON decoding does, where `JSONToYAML` keeps the
+//! digits) and whose keys go-yaml's natural order ranks consistently
+//! (where it does not, as `a0b` < `a5c` < `a40` < `a0b`, Go's order depends
+//! on its map's random iteration order: docs/departures.md).
+
+use serde_json::{Value, json};
+
+use super::oracle;
+use crate::builtins::yaml::{
+    documents_as_json, json_as_yaml, natural_less, sort_by_less, yaml_to_json,
+};
+
+/// The target's body.
+pub fn yaml(data: &[u8]) {
+    let Some(text) = super::text(data) else {
+        return;
+    };
+    // The stream splitter and every document, for crashes only.
+    let _ = documents_as_json(text);
+    let decoded = yaml_to_json(text, None);
+    let go = oracle::ask("goyaml", &json!({ "decode": text }));
+    if let Some(go) = &go {
+        compare_decoded(text, &decoded, go);
+    }
+    let Ok(json) = decoded else {
+        return;
+    };
+    let value: Value = serde_json::from_str(&json)
+        .unwrap_or_else(|e| panic!("yaml.decode of {text:?} gave {json:?}, not JSON: {e}"));
+    let emitted = json_as_yaml(&value);
+    if !has(&value, &|v| v.as_u64().is_some() && v.as_i64().is_none())
+        && !has(&value, &|v| {
+            v.as_object().is_some_and(|m| !ranked(m.keys()))
+        })
+        && let Some(go) = oracle::ask("goyaml", &json!({ "encode": json }))
+    {
+        // yaml.encode drops the final newlines.
+        let ours = emitted.clone().map(|y| y.trim_end_matches('\n').to_owned());
+        let theirs = result(&go, "yaml");
+        assert_eq!(
+            ours, theirs,
+            "yaml.encode of {json} differs from Go's (decoded from {text:?})"
+        );
+    }
+    let Ok(emitted) = emitted else {
+        return;
+    };
+    if has(&value, &|v| {
+        v.as_object().is_some_and(|m| m.contains_key("<<"))
+    }) {
+        return;
+    }
+    let back = yaml_to_json(&emitted, None)
+        .unwrap_or_else(|e| panic!("{emitted:?}, written for {json}, does not read back: {e}"));
+    let back: Value = serde_json::from_str(&back).expect("yaml.decode gives JSON");
+    assert!(
+        same(&value, &back),
+        "{json} written as {emitted:?} reads back as {back}"
+    );
+}
+
+/// Compares our decoding of `text` with Go's vector.
+fn compare_decoded(text: &str, ours: &Result<String, String>, go: &Value) {
+    let theirs = result(go, "json");
+    match (ours, &theirs) {
+        (Ok(ours), Ok(theirs)) if go_escaped(ours) == *theirs => {}
+        (Err(_), Err(_)) => {}
+        _ if tag_takes_a_flow_indicator(text) => {}
+        _ => panic!("yaml.decode of {text:?} gives {ours:?}, Go's gives {theirs:?}"),
+    }
+}
+
+/// A vector's result: its `key` (the JSON or YAML text) or its error.
+fn result(vector: &Value, key: &str) -> Result<String, String> {
+    match (vector[key].as_str(), vector["error"].as_str()) {
+        (Some(text), _) => Ok(text.to_owned()),
+        (None, Some(error)) => Err(error.to_owned()),
+        _ => panic!("a Go vector without a result: {vector}"),
+    }
+}
+
+/// JSON text with the escapes Go's encoding/json writes (`<`, `>`, `&` and
+/// U+FFFD); the values are the same either way.
+fn go_escaped(json: &str) -> String {
+    json.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\u{fffd}', "\\ufffd")
+}
+
+/// Whether a `!` starts a run of non-blank characters holding `,`, `[` or
+/// `]`: a shorthand tag go-yaml reads them into and libyaml does not.
+fn tag_takes_a_flow_indicator(text: &str) -> bool {
+    text.match_indices('!').any(|(at, _)| {
+        text[at..]
+            .split(char::is_whitespace)
+            .next()
+            .is_some_and(|run| run.contains([',', '[', ']']))
+    })
+}
+
+/// Whether go-yaml's natural order ranks `keys` one way only: no key is
+/// less than one it is greater than, directly or through a third.
+fn ranked<'k>(keys: impl Iterator<Item = &'k String>) -> bool {
+    // The emitter's sort; a cycle shows as a key less than one before it.
+    let sorted = sort_by_less(keys.collect(), &|a: &&String, b: &&String| {
+        natural_less(a, b)
+    });
+    sorted
+        .iter()
+        .enumerate()
+        .all(|(i, a)| sorted[i + 1..].iter().all(|b| !natural_less(b, a)))
+}
+
+/// Whether `v` or a value inside it is one `test` holds for.
+fn has(v: &Value, test: &impl Fn(&Value) -> bool) -> bool {
+    test(v)
+        || match v {
+            Value::Array(items) => items.iter().any(|v| has(v, test)),
+            Value::Object(map) => map.values().any(|v| has(v, test)),
+            _ => false,
+        }
+}
+
+/// Equal JSON values, numbers compared by value (`-0` reads back as `0`).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            x == y || x.as_f64().is_some_and(|x| y.as_f64() == Some(x))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((kx, vx), (ky, vy))| kx == ky && same(vx, vy))
+        }
+        _ => a == b,
+    }
+}
