@@ -367,10 +367,7 @@ fn metrics_are_served_with_the_script_label_after_a_request() {
     };
     let misses = count("function_starlark_cache_misses_total");
     let hits = count("function_starlark_cache_hits_total");
-    assert!(
-        misses + hits == 2,
-        "{misses} misses, {hits} hits:\n{body}"
-    );
+    assert!(misses + hits == 2, "{misses} misses, {hits} hits:\n{body}");
 }
 
 #[test]
