@@ -17,6 +17,7 @@ mod editor;
 mod engine;
 mod examples;
 mod format;
+mod fuzz;
 mod generate;
 mod go_spec;
 mod hostile;
