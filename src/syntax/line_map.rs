@@ -46,7 +46,14 @@ impl LineMap {
             None => segments.first(),
         };
         match segment {
-            None => (line, column),
+            // A line with nothing from the source on it: the end of the text
+            // after a `while` whose guard added a line. It is the line after
+            // the last one that maps, not its own number, which would be past
+            // the source's end.
+            None => match self.lines[..line].iter().rposition(|s| !s.is_empty()) {
+                Some(mapped) => (self.original(mapped, 0).0 + (line - mapped), column),
+                None => (line, column),
+            },
             Some(s) if s.fixed => (s.line, s.col),
             Some(s) => (s.line, s.col + column.saturating_sub(s.out_col)),
         }

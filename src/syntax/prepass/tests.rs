@@ -569,3 +569,13 @@ fn a_bare_tuple_subscript_gets_its_parentheses() {
     assert_eq!(rewrite(source), source);
     assert_eq!(rewrite("y = (x\n[1, 2])\n"), "y = (x\n[(1, 2)])\n");
 }
+
+/// Found by the syntax fuzz target: the empty last line after a `while`
+/// without a body mapped to its own number, one past the source's end.
+#[test]
+fn the_end_after_a_bodiless_while_maps_to_the_sources_last_line() {
+    let source = "n = 0\nwhile n < 2:\n";
+    let pre = rewrite_with_map(source);
+    let last = pre.text.split('\n').count() - 1;
+    assert_eq!(pre.map.original(last, 0), (2, 0));
+}
