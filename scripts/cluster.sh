@@ -11,6 +11,10 @@
 #                                      push the package (several, one per platform: as
 #                                      one multi-platform package), install it as a
 #                                      Function and run its binary as the Deployment says
+#                                      (PACKAGE_TAG: the tag, v<version> by default;
+#                                      installing another moves the Function to it)
+#   scripts/cluster.sh republish DIR VERSION XPKG[,XPKG...]
+#                                      the same packages as a new version in DIR
 #   scripts/cluster.sh restart         run the installed function's processes again
 #   scripts/cluster.sh env             print the KUBECONFIG and kubectl to use
 #   scripts/cluster.sh down            stop every process this script started
@@ -20,12 +24,30 @@
 # (kept with the Go tools between runs); the cluster's state lives in
 # ${CLUSTER_DIR} (target/cluster). `install` adds one marked line to
 # /etc/hosts (Crossplane dials the function by its Service's name) and
-# `down` removes it, so both need root.
+# `down` removes it, so both need root. CROSSPLANE_VERSION chooses the
+# Crossplane (v2.3.4, or v1.20.1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 K8S_VERSION=v1.35.4
-CROSSPLANE_VERSION=v2.3.4
+# The Crossplane the control plane runs: v2.3.4, or a 1.x (v1.20.1) for the
+# clusters that still run one (CROSSPLANE_VERSION=v1.20.1).
+CROSSPLANE_VERSION="${CROSSPLANE_VERSION:-v2.3.4}"
+# Where each keeps the version it reports (and checks packages against).
+case "${CROSSPLANE_VERSION}" in
+v1.*)
+    CROSSPLANE_MODULE=github.com/crossplane/crossplane
+    CROSSPLANE_VERSION_VAR=github.com/crossplane/crossplane/internal/version.version
+    ;;
+v2.*)
+    CROSSPLANE_MODULE=github.com/crossplane/crossplane/v2
+    CROSSPLANE_VERSION_VAR=github.com/crossplane/crossplane-runtime/v2/pkg/version.version
+    ;;
+*)
+    echo "cluster: CROSSPLANE_VERSION ${CROSSPLANE_VERSION} is neither v1.x nor v2.x" >&2
+    exit 1
+    ;;
+esac
 ETCD_PORT=23790
 API_PORT=16443
 REGISTRY_PORT=15000
@@ -45,6 +67,12 @@ CLUSTER_DIR="${CLUSTER_DIR:-${PWD}/target/cluster}"
 FUNCTION_ADDRESSES="${FUNCTION_ADDRESSES:-127.0.0.2}"
 
 KUBECTL="${CLUSTER_TOOLS}/kubectl"
+# v2.3.4 keeps the plain name render's oracle has always had.
+if [ "${CROSSPLANE_VERSION}" = v2.3.4 ]; then
+    CROSSPLANE="${CLUSTER_TOOLS}/crossplane"
+else
+    CROSSPLANE="${CLUSTER_TOOLS}/crossplane-${CROSSPLANE_VERSION}"
+fi
 KUBECONFIG_FILE="${CLUSTER_DIR}/admin.kubeconfig"
 PIDS="${CLUSTER_DIR}/pids"
 LOGS="${CLUSTER_DIR}/logs"
@@ -88,15 +116,25 @@ go_build() {
 }
 
 # Crossplane's core binary: the control plane's, and the reconciler
-# `crossplane composition render --crossplane-binary` runs.
+# `crossplane composition render --crossplane-binary` runs. 1.x lives in
+# the module without the /v2 suffix.
 build_core() {
     mkdir -p "${CLUSTER_TOOLS}"
-    if [ ! -x "${CLUSTER_TOOLS}/crossplane" ]; then
+    if [ ! -x "${CROSSPLANE}" ]; then
         # Packages state the Crossplane versions they need; an unstamped
         # build has none and refuses them all.
-        go_build github.com/crossplane/crossplane/v2 "${CROSSPLANE_VERSION}" "" \
-            "-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=${CROSSPLANE_VERSION}" \
-            github.com/crossplane/crossplane/v2/cmd/crossplane
+        # Built aside, then named for its version: another version's
+        # binary may be `crossplane`.
+        local built
+        built="$(mktemp -d)"
+        (
+            CLUSTER_TOOLS="${built}"
+            go_build "${CROSSPLANE_MODULE}" "${CROSSPLANE_VERSION}" "" \
+                "-X ${CROSSPLANE_VERSION_VAR}=${CROSSPLANE_VERSION}" \
+                "${CROSSPLANE_MODULE}/cmd/crossplane"
+        ) || die "cannot build Crossplane ${CROSSPLANE_VERSION}"
+        mv "${built}/crossplane" "${CROSSPLANE}"
+        rm -rf "${built}"
     fi
 }
 
@@ -206,9 +244,64 @@ current-context: local
 EOF
 }
 
+# Writes the keys of a Secret in Crossplane's namespace to files in DIR.
+secret_files() {
+    local secret="$1" dir="$2" key
+    shift 2
+    mkdir -p "${dir}"
+    for key in "$@"; do
+        kubectl -n "${NAMESPACE}" get secret "${secret}" \
+            -o "jsonpath={.data.${key//./\\.}}" | base64 -d >"${dir}/${key}"
+    done
+}
+
+# Crossplane 1.x's `core init` reads /crds and /webhookconfigurations (a
+# symlink is not enough); the copies carry a mark so `down` removes only
+# its own.
+CORE_PATHS_MARK=.function-starlark-cluster
+core_paths() {
+    local source="$1" dir
+    for dir in crds webhookconfigurations; do
+        if [ -e "/${dir}" ] && [ ! -e "/${dir}/${CORE_PATHS_MARK}" ]; then
+            die "/${dir} exists and is not this script's: Crossplane 1.x reads its ${dir} from there"
+        fi
+        rm -rf "/${dir:?}"
+        cp -r "${source}/${dir}" "/${dir}"
+        chmod -R u+w "/${dir}"
+        touch "/${dir}/${CORE_PATHS_MARK}"
+    done
+}
+
+# The Service Crossplane 1.x's webhook configurations name. Nothing routes
+# a ClusterIP here, so it is an ExternalName for this machine: the API
+# server dials localhost at the webhook's port and checks the certificate
+# against the Service's DNS name, which `core init` signs it for.
+webhook_service() {
+    kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Service
+metadata:
+  name: crossplane-webhooks
+  namespace: ${NAMESPACE}
+spec:
+  type: ExternalName
+  externalName: localhost
+  ports:
+  - name: webhooks
+    port: ${CROSSPLANE_WEBHOOK_PORT}
+EOF
+}
+
 up() {
     build_tools
     mkdir -p "${PIDS}" "${LOGS}" "${CLUSTER_DIR}/cache/xpkg" "${CLUSTER_DIR}/cache/xfn"
+    # etcd keeps what one Crossplane version installed; another would start
+    # on top of it.
+    local made="${CLUSTER_DIR}/crossplane-version"
+    if [ -f "${made}" ] && [ "$(cat "${made}")" != "${CROSSPLANE_VERSION}" ]; then
+        die "${CLUSTER_DIR} holds a Crossplane $(cat "${made}") cluster: scripts/cluster.sh down, remove ${CLUSTER_DIR}, then up"
+    fi
+    echo "${CROSSPLANE_VERSION}" >"${made}"
     certificates
     local pki="${CLUSTER_DIR}/pki"
 
@@ -238,39 +331,58 @@ up() {
         --controllers garbagecollector,namespace \
         --leader-elect=false --secure-port 0
 
-    local crds
-    crds="$(go env GOMODCACHE)/github.com/crossplane/crossplane/v2@${CROSSPLANE_VERSION}/cluster/crds"
-    [ -d "${crds}" ] || go mod download "github.com/crossplane/crossplane/v2@${CROSSPLANE_VERSION}"
+    local source
+    source="$(go env GOMODCACHE)/${CROSSPLANE_MODULE}@${CROSSPLANE_VERSION}/cluster"
+    [ -d "${source}" ] || go mod download "${CROSSPLANE_MODULE}@${CROSSPLANE_VERSION}"
     kubectl get namespace "${NAMESPACE}" >/dev/null 2>&1 || kubectl create namespace "${NAMESPACE}" >/dev/null
     # The Helm chart's ServiceAccount: the package runtime copies its image
     # pull secrets into each function's Deployment.
     kubectl -n "${NAMESPACE}" get serviceaccount crossplane >/dev/null 2>&1 ||
         kubectl -n "${NAMESPACE}" create serviceaccount crossplane >/dev/null
-    # As Crossplane's Helm chart configures its init container. The first
-    # run often fails to find the kinds of the CRDs it has just created (a
-    # pod's init container would be restarted): try again.
+    # As Crossplane's Helm chart configures its init container.
+    local init_env=(KUBECONFIG="${KUBECONFIG_FILE}" POD_NAMESPACE="${NAMESPACE}"
+        TLS_CA_SECRET_NAME=crossplane-root-ca TLS_CLIENT_SECRET_NAME=crossplane-tls-client)
+    local init_flags=(--enable-webhooks=false)
+    local start_flags=(--enable-webhooks=false --enable-operations)
+    local start_env=()
+    case "${CROSSPLANE_VERSION}" in
+    v1.*)
+        # 1.x reads its CRDs and webhook configurations from fixed paths,
+        # and its Usages protect only through its webhook: serve it.
+        core_paths "${source}"
+        webhook_service
+        init_env+=(WEBHOOK_ENABLED=true WEBHOOK_SERVICE_NAME=crossplane-webhooks
+            WEBHOOK_SERVICE_NAMESPACE="${NAMESPACE}" WEBHOOK_SERVICE_PORT="${CROSSPLANE_WEBHOOK_PORT}"
+            TLS_SERVER_SECRET_NAME=crossplane-tls-server)
+        init_flags=()
+        start_flags=(--enable-webhooks --enable-usages)
+        start_env=(TLS_SERVER_SECRET_NAME=crossplane-tls-server
+            TLS_SERVER_CERTS_DIR="${CLUSTER_DIR}/crossplane-server-tls")
+        ;;
+    *)
+        init_env+=(CRDS_PATH="${source}/crds")
+        ;;
+    esac
+    # The first run often fails to find the kinds of the CRDs it has just
+    # created (a pod's init container would be restarted): try again.
     local attempt
     for attempt in 1 2 3 4 5; do
-        if KUBECONFIG="${KUBECONFIG_FILE}" POD_NAMESPACE="${NAMESPACE}" CRDS_PATH="${crds}" \
-            TLS_CA_SECRET_NAME=crossplane-root-ca TLS_CLIENT_SECRET_NAME=crossplane-tls-client \
-            "${CLUSTER_TOOLS}/crossplane" core init --enable-webhooks=false \
+        if env "${init_env[@]}" "${CROSSPLANE}" core init "${init_flags[@]}" \
             >"${LOGS}/crossplane-init.log" 2>&1; then
             break
         fi
         [ "${attempt}" -lt 5 ] || die "crossplane core init failed (${LOGS}/crossplane-init.log)"
         sleep 1
     done
+    if [[ "${CROSSPLANE_VERSION}" == v1.* ]]; then
+        secret_files crossplane-tls-server "${CLUSTER_DIR}/crossplane-server-tls" tls.crt tls.key
+    fi
 
     local client="${CLUSTER_DIR}/crossplane-client-tls"
-    mkdir -p "${client}"
-    for key in ca.crt tls.crt tls.key; do
-        kubectl -n "${NAMESPACE}" get secret crossplane-tls-client \
-            -o "jsonpath={.data.${key//./\\.}}" | base64 -d >"${client}/${key}"
-    done
-    KUBECONFIG="${KUBECONFIG_FILE}" POD_NAMESPACE="${NAMESPACE}" \
-        TLS_CLIENT_SECRET_NAME=crossplane-tls-client \
-        start crossplane "${CLUSTER_TOOLS}/crossplane" core start \
-        --enable-webhooks=false --enable-operations \
+    secret_files crossplane-tls-client "${client}" ca.crt tls.crt tls.key
+    start crossplane env KUBECONFIG="${KUBECONFIG_FILE}" POD_NAMESPACE="${NAMESPACE}" \
+        TLS_CLIENT_SECRET_NAME=crossplane-tls-client "${start_env[@]}" \
+        "${CROSSPLANE}" core start "${start_flags[@]}" \
         --tls-client-certs-dir "${client}" \
         --xpkg-cache-dir "${CLUSTER_DIR}/cache/xpkg" --xfn-cache-dir "${CLUSTER_DIR}/cache/xfn" \
         --metrics-port "${CROSSPLANE_METRICS_PORT}" --health-probe-port "${CROSSPLANE_HEALTH_PORT}" \
@@ -300,9 +412,8 @@ install() {
         [ -f "${xpkg}" ] || die "no package at ${xpkg}: build one with package/build.sh"
     done
     running crossplane || die "the control plane is not running: scripts/cluster.sh up"
-    local version name=function-starlark
-    version="$(./package/version.sh)"
-    local image="127.0.0.1:${REGISTRY_PORT}/${name}:v${version}"
+    local name=function-starlark
+    local image="127.0.0.1:${REGISTRY_PORT}/${name}:${PACKAGE_TAG:-v$(./package/version.sh)}"
     # Several packages (one per platform) become one multi-platform package,
     # as a release pushes it (package/push.sh); Crossplane and the stand-in
     # kubelet below each take this machine's platform from its index.
@@ -345,20 +456,26 @@ spec:
   runtimeConfigRef:
     name: ${name}
 EOF
-    # The runtime names the Deployment after the Function's active revision.
-    local revision=""
+    # The runtime names the Deployment after the Function's active revision:
+    # the one of this package (an upgrade leaves the previous one current
+    # for a moment).
+    local revision="" current=""
     local deadline=$((SECONDS + 120))
-    until [ -n "${revision}" ] && kubectl -n "${NAMESPACE}" get deployment "${revision}" >/dev/null 2>&1; do
-        [ "${SECONDS}" -lt "${deadline}" ] || die "the function's Deployment did not come up in 120 s (logs in ${LOGS})"
+    until [ "${current}" = "${image}" ] && [ -n "${revision}" ] &&
+        kubectl -n "${NAMESPACE}" get deployment "${revision}" >/dev/null 2>&1; do
+        [ "${SECONDS}" -lt "${deadline}" ] || die "the function's Deployment for ${image} did not come up in 120 s (logs in ${LOGS})"
         sleep 0.2
+        current="$(kubectl get function "${name}" -o jsonpath='{.status.currentIdentifier}' 2>/dev/null || true)"
         revision="$(kubectl get function "${name}" -o jsonpath='{.status.currentRevision}' 2>/dev/null || true)"
     done
     local deployment="${revision}"
     wait_for "the function's TLS Secret" 60 kubectl -n "${NAMESPACE}" get secret "${name}-tls-server"
 
     # No kubelet runs the Deployment's pod: run its container here, with the
-    # image it names, its arguments and its server certificates.
-    local dir="${CLUSTER_DIR}/functions/${name}"
+    # image it names, its arguments and its server certificates. Each
+    # revision has its own files, as each pod its own filesystem: processes
+    # of the one before keep running from theirs until they are replaced.
+    local dir="${CLUSTER_DIR}/functions/${name}/revisions/${deployment}"
     rm -rf "${dir}"
     mkdir -p "${dir}/rootfs" "${dir}/tls"
     local deployed
@@ -380,6 +497,7 @@ EOF
     for address in ${FUNCTION_ADDRESSES}; do
         printf '%s %s.%s %s\n' "${address}" "${name}" "${NAMESPACE}" "${HOSTS_MARK}" >>/etc/hosts
     done
+    ln -sfn "revisions/${deployment}" "${CLUSTER_DIR}/functions/${name}/current"
     restart
     kubectl -n "${NAMESPACE}" patch deployment "${deployment}" --subresource status --type merge \
         -p '{"status":{"replicas":1,"readyReplicas":1,"availableReplicas":1,"updatedReplicas":1,"conditions":[{"type":"Available","status":"True","reason":"MinimumReplicasAvailable","lastUpdateTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}' >/dev/null
@@ -389,10 +507,12 @@ EOF
 }
 
 # (Re)starts the installed function: one process per address, each the
-# image's entrypoint with the Deployment's arguments.
+# image's entrypoint with the Deployment's arguments, one after the other
+# as a Deployment rolls its pods.
 restart() {
     local name=function-starlark
-    local dir="${CLUSTER_DIR}/functions/${name}"
+    local dir
+    dir="$(realpath -m "${CLUSTER_DIR}/functions/${name}/current")"
     [ -x "${dir}/rootfs/function-starlark" ] || die "no function installed: scripts/cluster.sh install XPKG"
     local args=() index=0 address
     mapfile -t args <"${dir}/args"
@@ -401,8 +521,52 @@ restart() {
         TLS_SERVER_CERTS_DIR="${dir}/tls" start "function-${index}" \
             "${dir}/rootfs/function-starlark" "${args[@]}" \
             --address "${address}:9443" --metrics-address ""
+        # Serving, or gone: a process left by another cluster on the same
+        # address makes this one exit at once.
+        local pid
+        pid="$(cat "${PIDS}/function-${index}")"
+        local deadline=$((SECONDS + 30))
+        until ss -Hltnp "src ${address}:9443" 2>/dev/null | grep -q "pid=${pid},"; do
+            kill -0 "${pid}" 2>/dev/null ||
+                die "function-${index} exited: $(tail -1 "${LOGS}/function-${index}.log") (is another process on ${address}:9443?)"
+            [ "${SECONDS}" -lt "${deadline}" ] || die "function-${index} did not listen on ${address}:9443 in 30 s"
+            sleep 0.1
+        done
         index=$((index + 1))
     done
+}
+
+# Builds the packages XPKG,... again as version VERSION into DIR/<arch>/:
+# the same binary in a runtime image of its own (labelled VERSION) and a
+# package of its own, so Crossplane sees a new package version with its own
+# digest, as a release whose script behaviour is unchanged. Each package's
+# runtime image is the runtime-image.tar package/build.sh leaves beside it.
+republish() {
+    local out="$1" version="$2" packages="$3"
+    running registry || die "the control plane is not running: scripts/cluster.sh up"
+    local xpkg arch built=()
+    for xpkg in ${packages//,/ }; do
+        local from
+        from="$(dirname "${xpkg}")"
+        arch="$(basename "${from}")"
+        [ -f "${from}/runtime-image.tar" ] || die "no runtime-image.tar beside ${xpkg}"
+        mkdir -p "${out}/${arch}"
+        local image="127.0.0.1:${REGISTRY_PORT}/republish-${arch}"
+        "${GOBIN}/crane" push --insecure "${from}/runtime-image.tar" "${image}:base" >/dev/null
+        "${GOBIN}/crane" mutate --insecure "${image}:base" \
+            -l org.opencontainers.image.version="${version}" \
+            -t "${image}:${version}" -o "${out}/${arch}/runtime-image.tar" >/dev/null
+        rm -f "${out}/${arch}/function-starlark.xpkg"
+        mkdir -p "${out}/no-examples"
+        "${GOBIN}/crossplane" xpkg build --package-root package --examples-root "${out}/no-examples" \
+            --embed-runtime-image-tarball "${out}/${arch}/runtime-image.tar" \
+            --package-file "${out}/${arch}/function-starlark.xpkg" >/dev/null
+        built+=("${out}/${arch}/function-starlark.xpkg")
+    done
+    (
+        IFS=,
+        echo "${built[*]}"
+    )
 }
 
 # Stops the recorded processes NAME... together: TERM to each, up to 15 s
@@ -449,6 +613,10 @@ down() {
     stop kube-apiserver
     stop etcd
     hosts_remove
+    local dir
+    for dir in crds webhookconfigurations; do
+        if [ -e "/${dir}/${CORE_PATHS_MARK}" ]; then rm -rf "/${dir:?}"; fi
+    done
 }
 
 case "${1:-}" in
@@ -460,8 +628,13 @@ install)
     [ $# -ge 1 ] || die "usage: scripts/cluster.sh install XPKG[,XPKG...] [FLAG...]"
     install "$@"
     ;;
+republish)
+    shift
+    [ $# -eq 3 ] || die "usage: scripts/cluster.sh republish DIR VERSION XPKG[,XPKG...]"
+    republish "$@"
+    ;;
 restart) restart ;;
 env) printf 'export KUBECONFIG=%s\nalias kubectl=%s\n' "${KUBECONFIG_FILE}" "${KUBECTL}" ;;
 down) down ;;
-*) die "usage: scripts/cluster.sh tools | core | up | install XPKG[,XPKG...] [FLAG...] | restart | env | down" ;;
+*) die "usage: scripts/cluster.sh tools | core | up | install XPKG[,XPKG...] [FLAG...] | republish DIR VERSION XPKG[,XPKG...] | restart | env | down" ;;
 esac

@@ -104,14 +104,17 @@ awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += 
 
 # The live control plane (tests/e2e, docs/live-control-plane.md): the
 # package installed by Crossplane's package manager, every example and the
-# scenarios reconciled through it. It needs root and takes over /etc/hosts
+# scenarios reconciled through it, on Crossplane v2.3.4 and on 1.20.1 (the
+# 1.x clusters users still run). It needs root and takes over /etc/hosts
 # and a handful of loopback ports, so outside CI it runs when asked for
 # (E2E=1). Its tools are built first, on their own: cold, that is most of
 # the run.
 if [ "${CI:-}" = "true" ] || [ "${E2E:-}" = "1" ]; then
-    phase "scripts/cluster.sh tools"
-    bash scripts/cluster.sh tools
-    phase "live control plane (tests/e2e)"
-    E2E=1 cargo test --quiet --locked --test e2e
+    for version in v2.3.4 v1.20.1; do
+        phase "scripts/cluster.sh tools (Crossplane ${version})"
+        CROSSPLANE_VERSION="${version}" bash scripts/cluster.sh tools
+        phase "live control plane (tests/e2e, Crossplane ${version})"
+        CROSSPLANE_VERSION="${version}" E2E=1 cargo test --quiet --locked --test e2e
+    done
 fi
 phase "done"

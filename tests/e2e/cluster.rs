@@ -14,11 +14,19 @@ use serde_json::Value;
 /// dials the headless Service's name, which resolves to both.
 const FUNCTION_ADDRESSES: &str = "127.0.0.2 127.0.0.3";
 
+/// The Crossplane the suite runs unless `CROSSPLANE_VERSION` names
+/// another (scripts/cluster.sh builds that one).
+pub const CROSSPLANE_VERSION: &str = "v2.3.4";
+
 pub struct Cluster {
     root: PathBuf,
     kubectl: PathBuf,
     kubeconfig: PathBuf,
     dir: PathBuf,
+    version: String,
+    /// The packages installed first, comma-separated, and the flags.
+    packages: String,
+    flags: Vec<String>,
 }
 
 /// The outcome of a step: a message naming what went wrong.
@@ -37,6 +45,13 @@ impl Cluster {
             kubectl: tools.join("kubectl"),
             kubeconfig: dir.join("admin.kubeconfig"),
             dir,
+            version: crossplane_version(),
+            packages: packages
+                .iter()
+                .map(|p| p.to_str().ok_or("a package path is not UTF-8"))
+                .collect::<Result<Vec<_>, _>>()?
+                .join(","),
+            flags: flags.iter().map(ToString::to_string).collect(),
         };
         // A fresh control plane: what an earlier run left in etcd would
         // answer for this one.
@@ -46,23 +61,57 @@ impl Cluster {
                 .map_err(|e| format!("removing {}: {e}", cluster.dir.display()))?;
         }
         cluster.script(&["up"])?;
-        let list = packages
-            .iter()
-            .map(|p| p.to_str().ok_or("a package path is not UTF-8"))
-            .collect::<Result<Vec<_>, _>>()?
-            .join(",");
-        let mut install = vec!["install", list.as_str()];
-        install.extend_from_slice(flags);
-        cluster.script(&install)?;
+        cluster.install(&cluster.packages, None)?;
         Ok(cluster)
     }
 
+    /// The packages the suite installed first, comma-separated.
+    pub fn packages(&self) -> &str {
+        &self.packages
+    }
+
+    /// Installs `packages` (comma-separated) under `tag` (the version's
+    /// own by default) with the suite's flags: the Function moves to them,
+    /// as an upgrade or a downgrade does.
+    pub fn install(&self, packages: &str, tag: Option<&str>) -> Step {
+        let mut args = vec!["install", packages];
+        args.extend(self.flags.iter().map(String::as_str));
+        self.script_with(&args, tag.map(|tag| ("PACKAGE_TAG", tag)))
+    }
+
+    /// The cluster's state directory (target/cluster).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The Crossplane version the control plane runs.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// Whether it is a Crossplane 1.x: claims and cluster-scoped XRs only,
+    /// `apiextensions.crossplane.io/v1beta1` Usages, no Operations.
+    pub fn legacy(&self) -> bool {
+        self.version.starts_with("v1.")
+    }
+
     pub fn script(&self, args: &[&str]) -> Step {
-        let status = Command::new("bash")
+        self.script_with(args, None)
+    }
+
+    /// `scripts/cluster.sh args`, with one more environment variable.
+    fn script_with(&self, args: &[&str], env: Option<(&str, &str)>) -> Step {
+        let mut command = Command::new("bash");
+        command
             .arg(self.root.join("scripts/cluster.sh"))
             .args(args)
             .env("FUNCTION_ADDRESSES", FUNCTION_ADDRESSES)
-            .current_dir(&self.root)
+            .env("CROSSPLANE_VERSION", &self.version)
+            .current_dir(&self.root);
+        if let Some((key, value)) = env {
+            command.env(key, value);
+        }
+        let status = command
             .status()
             .map_err(|e| format!("scripts/cluster.sh: {e}"))?;
         if status.success() {
@@ -205,11 +254,12 @@ impl Cluster {
             / 1024.0
     }
 
-    /// The function's servers and every worker process they started.
+    /// The function's servers and every worker process they started, of
+    /// every revision installed.
     fn function_processes(&self) -> Vec<u32> {
-        let binary = self
-            .dir
-            .join("functions/function-starlark/rootfs/function-starlark");
+        let revisions = self.dir.join("functions/function-starlark/revisions");
+        let binary =
+            |exe: &Path| exe.starts_with(&revisions) && exe.ends_with("rootfs/function-starlark");
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };
@@ -217,7 +267,7 @@ impl Cluster {
             .filter_map(Result::ok)
             .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
             .filter(|pid| {
-                std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == binary)
+                std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| binary(&exe))
             })
             .collect()
     }
@@ -310,6 +360,14 @@ pub fn is_alive(pid: u32) -> bool {
 }
 
 /// The first address the function listens on.
+/// `CROSSPLANE_VERSION`, or [`CROSSPLANE_VERSION`].
+pub fn crossplane_version() -> String {
+    std::env::var("CROSSPLANE_VERSION")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| CROSSPLANE_VERSION.to_owned())
+}
+
 pub fn function_address() -> &'static str {
     FUNCTION_ADDRESSES.split(' ').next().unwrap_or_default()
 }
@@ -363,5 +421,16 @@ pub fn resource_of(api_version: &str, kind: &str) -> String {
     match api_version.split_once('/') {
         Some((group, _)) => format!("{kind}.{group}"),
         None => kind,
+    }
+}
+
+/// What an XR composed: under `spec.crossplane` for a v2 XR, under `spec`
+/// for a legacy cluster-scoped one.
+pub fn resource_refs(xr: &serde_json::Value) -> &serde_json::Value {
+    let v2 = &xr["spec"]["crossplane"]["resourceRefs"];
+    if v2.is_null() {
+        &xr["spec"]["resourceRefs"]
+    } else {
+        v2
     }
 }

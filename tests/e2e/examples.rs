@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_yaml::Value as Yaml;
 
-use crate::cluster::{Cluster, Step, calls_in, condition, resource_of, wait_for};
+use crate::cluster::{Cluster, Step, calls_in, condition, resource_of, resource_refs, wait_for};
 use crate::provider::Provider;
 
 /// What it took one example to converge.
@@ -23,6 +23,61 @@ pub struct Converged {
 /// only when the pipeline says so; the other examples leave `ready=None`
 /// for a later step (function-auto-ready, in most clusters).
 const READY: &[&str] = &["kubernetes-app"];
+
+/// Examples Crossplane 1.x cannot run, and why. An example with a v2
+/// definition must be named here, so none runs or is skipped by accident.
+const V2_ONLY: &[(&str, &str)] = &[
+    (
+        "tenant-namespace",
+        "it composes namespaced resources, which a 1.x XR cannot reference (its resourceRefs have no namespace)",
+    ),
+    (
+        "kubernetes-app",
+        "its XR is namespaced (an apiextensions.crossplane.io/v2 XRD)",
+    ),
+    (
+        "tenant-quota",
+        "its XR is namespaced (an apiextensions.crossplane.io/v2 XRD)",
+    ),
+];
+
+/// Why `cluster` skips the example in `dir`, if it does.
+pub fn skipped_on(cluster: &Cluster, dir: &Path) -> Step<Option<&'static str>> {
+    let name = dir.file_name().unwrap().to_string_lossy();
+    let listed = V2_ONLY
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, why)| *why);
+    let v2 = definitions(dir)?.iter().any(|(_, object)| {
+        object["kind"] == "CompositeResourceDefinition"
+            && object["apiVersion"] == "apiextensions.crossplane.io/v2"
+    });
+    match (v2, listed) {
+        (true, None) => Err(format!(
+            "{name} has a v2 XRD: name it in V2_ONLY with why 1.x cannot run it"
+        )),
+        (_, why) if cluster.legacy() => Ok(why),
+        _ => Ok(None),
+    }
+}
+
+/// The Composition as a Crossplane 1.x user writes it: the function's
+/// Usages in 1.x's API (`usageAPIVersion: v1` on each StarlarkInput).
+fn for_crossplane_1(composition: &str) -> Step<String> {
+    let mut object: Yaml = serde_yaml::from_str(composition).map_err(|e| e.to_string())?;
+    for step in object["spec"]["pipeline"]
+        .as_sequence_mut()
+        .into_iter()
+        .flatten()
+    {
+        if step["input"]["kind"] == "StarlarkInput"
+            && let Some(spec) = step["input"]["spec"].as_mapping_mut()
+        {
+            spec.insert("usageAPIVersion".into(), "v1".into());
+        }
+    }
+    serde_yaml::to_string(&object).map_err(|e| e.to_string())
+}
 
 /// Applies the example's definitions, composition and XR, lets the
 /// stand-in provider mark its managed resources ready, and waits for the XR
@@ -49,7 +104,10 @@ fn settle_and_delete(
 ) -> Step<Converged> {
     let example = dir.file_name().unwrap().to_string_lossy().into_owned();
     install_definitions(cluster, dir)?;
-    let composition = read(&dir.join("composition.yaml"))?;
+    let mut composition = read(&dir.join("composition.yaml"))?;
+    if cluster.legacy() {
+        composition = for_crossplane_1(&composition)?;
+    }
     cluster.apply(&composition)?;
     let required = dir.join("required-resources.yaml");
     if required.exists() {
@@ -446,17 +504,6 @@ fn reported(dir: &Path) -> Step<HashMap<String, serde_json::Value>> {
         }
     }
     Ok(reported)
-}
-
-/// What an XR composed: under `spec.crossplane` for a v2 XR, under `spec`
-/// for a legacy cluster-scoped one.
-fn resource_refs(xr: &serde_json::Value) -> &serde_json::Value {
-    let v2 = &xr["spec"]["crossplane"]["resourceRefs"];
-    if v2.is_null() {
-        &xr["spec"]["resourceRefs"]
-    } else {
-        v2
-    }
 }
 
 /// `plural.group` of an object's kind, as kubectl names it.

@@ -1,5 +1,5 @@
 //! What a control plane does to a function over time, on a small probe
-//! composition of two ConfigMaps (the second waits for the first's uid):
+//! composition of two resources (the second waits for the first's uid):
 //! spec changes, a script that starts failing, function processes that
 //! die, two replicas, mTLS and a response TTL.
 
@@ -8,21 +8,32 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::cluster::{Cluster, Step, calls_by_xr, calls_in, condition, function_address, wait_for};
+use crate::cluster::{
+    Cluster, Step, calls_by_xr, calls_in, condition, function_address, resource_refs, wait_for,
+};
 use crate::examples::calls_for;
 
-const NAMESPACE: &str = "e2e";
+pub const NAMESPACE: &str = "e2e";
 
-const DEFINITION: &str = r"
-apiVersion: apiextensions.crossplane.io/v2
+/// The probe's XR kind: namespaced on Crossplane v2. On 1.x, where XRs are
+/// cluster-scoped and cannot reference namespaced resources, it composes
+/// ClusterRoles and has a claim, `Probe`.
+fn definition(cluster: &Cluster) -> String {
+    let (api, scope) = if cluster.legacy() {
+        ("v1", "  claimNames: {kind: Probe, plural: probes}\n")
+    } else {
+        ("v2", "  scope: Namespaced\n")
+    };
+    format!(
+        r"
+apiVersion: apiextensions.crossplane.io/{api}
 kind: CompositeResourceDefinition
 metadata:
   name: xprobes.e2e.example.org
 spec:
   group: e2e.example.org
-  names: {kind: XProbe, plural: xprobes}
-  scope: Namespaced
-  versions:
+  names: {{kind: XProbe, plural: xprobes}}
+{scope}  versions:
     - name: v1
       served: true
       referenceable: true
@@ -33,43 +44,71 @@ spec:
             spec:
               type: object
               properties:
-                greeting: {type: string}
-                fail: {type: boolean}
-                ttl: {type: string}
+                greeting: {{type: string}}
+                fail: {{type: boolean}}
+                ttl: {{type: string}}
             status:
               type: object
               properties:
-                firstUid: {type: string}
+                firstUid: {{type: string}}
 ---
 apiVersion: v1
 kind: Namespace
 metadata:
   name: e2e
-";
+"
+    )
+}
 
-const COMPOSITION: &str = r#"
+/// What the probe composes: `(apiVersion, kind, plural)`.
+pub fn composed_kind(cluster: &Cluster) -> (&'static str, &'static str, &'static str) {
+    if cluster.legacy() {
+        (
+            "rbac.authorization.k8s.io/v1",
+            "ClusterRole",
+            "clusterroles",
+        )
+    } else {
+        ("v1", "ConfigMap", "configmaps")
+    }
+}
+
+/// Two resources, the second waiting for the first's uid; the greeting and
+/// the uid ride on annotations, which both kinds have. On 1.x the
+/// dependency's Usage is 1.x's (`usageAPIVersion: v1`), as a user there
+/// sets it.
+fn composition(cluster: &Cluster) -> String {
+    let (api, kind, _) = composed_kind(cluster);
+    let usages = if cluster.legacy() {
+        "\n          usageAPIVersion: v1"
+    } else {
+        ""
+    };
+    format!(
+        r#"
 apiVersion: apiextensions.crossplane.io/v1
 kind: Composition
 metadata:
   name: xprobes
 spec:
-  compositeTypeRef: {apiVersion: e2e.example.org/v1, kind: XProbe}
+  compositeTypeRef: {{apiVersion: e2e.example.org/v1, kind: XProbe}}
   mode: Pipeline
   pipeline:
     - step: probe
-      functionRef: {name: function-starlark}
+      functionRef: {{name: function-starlark}}
       input:
         apiVersion: starlark.fn.crossplane.io/v1alpha1
         kind: StarlarkInput
-        spec:
+        spec:{usages}
           source: |
             if get(oxr, "spec.fail", False):
-                missing = {}["the XR asked this script to fail"]
+                missing = {{}}["the XR asked this script to fail"]
             greeting = oxr.spec.greeting
-            first = Resource("first", {"apiVersion": "v1", "kind": "ConfigMap",
-                                       "data": {"greeting": greeting}}, ready = True)
+            first = Resource("first", {{"apiVersion": "{api}", "kind": "{kind}",
+                                       "metadata": {{"annotations": {{"greeting": greeting}}}}}}, ready = True)
             uid = get_observed("first", "metadata.uid", "")
-            Resource("second", {"apiVersion": "v1", "kind": "ConfigMap", "data": {"first": uid}},
+            Resource("second", {{"apiVersion": "{api}", "kind": "{kind}",
+                                "metadata": {{"annotations": {{"first": uid}}}}}},
                      depends_on = [(first, "metadata.uid")], ready = True)
             if uid:
                 set_xr_status("firstUid", uid)
@@ -78,11 +117,18 @@ spec:
             ttl = get(oxr, "spec.ttl", "")
             if ttl:
                 set_response_ttl(ttl)
-"#;
+"#
+    )
+}
+
+/// An annotation the probe's script sets on what it composes.
+pub fn annotation<'a>(object: &'a Value, key: &str) -> &'a Value {
+    &object["metadata"]["annotations"][key]
+}
 
 /// The probe's definitions, once per suite.
 pub fn install(cluster: &Cluster) -> Step {
-    cluster.apply(DEFINITION)?;
+    cluster.apply(&definition(cluster))?;
     wait_for(
         "XRD xprobes.e2e.example.org established",
         Duration::from_mins(1),
@@ -94,33 +140,70 @@ pub fn install(cluster: &Cluster) -> Step {
                 .then_some(()))
         },
     )?;
-    cluster.apply(COMPOSITION)
+    // Established is not yet served: the API server answers for the new
+    // kinds a moment later.
+    let mut kinds = vec!["xprobes"];
+    if cluster.legacy() {
+        kinds.push("probes");
+    }
+    for kind in kinds {
+        wait_for(
+            &format!("{kind}.e2e.example.org served"),
+            Duration::from_mins(1),
+            || {
+                Ok(cluster
+                    .kubectl(&["get", kind, "--all-namespaces"])
+                    .ok()
+                    .map(|_| ()))
+            },
+        )?;
+    }
+    cluster.apply(&composition(cluster))
 }
 
-fn create(cluster: &Cluster, name: &str, spec: &str) -> Step {
-    cluster.apply(&format!(
-        "apiVersion: e2e.example.org/v1\nkind: XProbe\nmetadata:\n  name: {name}\n  namespace: {NAMESPACE}\nspec: {spec}\n"
-    ))
+/// An XProbe's manifest: in the probe's namespace on v2.
+pub fn manifest(cluster: &Cluster, name: &str, spec: &str) -> String {
+    let namespace = if cluster.legacy() {
+        String::new()
+    } else {
+        format!("\n  namespace: {NAMESPACE}")
+    };
+    format!(
+        "apiVersion: e2e.example.org/v1\nkind: XProbe\nmetadata:\n  name: {name}{namespace}\nspec: {spec}\n"
+    )
+}
+
+pub fn create(cluster: &Cluster, name: &str, spec: &str) -> Step {
+    cluster.apply(&manifest(cluster, name, spec))
+}
+
+/// kubectl `args` about XProbes, in the probe's namespace on v2.
+pub fn on_xprobes(cluster: &Cluster, args: &[&str]) -> Step<String> {
+    let mut all = args.to_vec();
+    if !cluster.legacy() {
+        all.extend(["-n", NAMESPACE]);
+    }
+    cluster.kubectl(&all)
 }
 
 fn patch(cluster: &Cluster, name: &str, spec: &str) -> Step {
-    cluster
-        .kubectl(&[
-            "patch",
-            "xprobe",
-            name,
-            "-n",
-            NAMESPACE,
-            "--type",
-            "merge",
-            "-p",
-            &format!("{{\"spec\": {spec}}}"),
-        ])
-        .map(|_| ())
+    let body = format!("{{\"spec\": {spec}}}");
+    on_xprobes(
+        cluster,
+        &["patch", "xprobe", name, "--type", "merge", "-p", &body],
+    )
+    .map(|_| ())
 }
 
-fn xr(cluster: &Cluster, name: &str) -> Step<Value> {
-    cluster.json(&["get", "xprobe", name, "-n", NAMESPACE])
+pub fn delete(cluster: &Cluster, name: &str, wait: &[&str]) -> Step {
+    let mut args = vec!["delete", "xprobe", name];
+    args.extend_from_slice(wait);
+    on_xprobes(cluster, &args).map(|_| ())
+}
+
+pub fn xr(cluster: &Cluster, name: &str) -> Step<Value> {
+    let text = on_xprobes(cluster, &["get", "xprobe", name, "-o", "json"])?;
+    serde_json::from_str(&text).map_err(|e| format!("XProbe {name}: {e}"))
 }
 
 fn is(object: &Value, kind: &str, status: &str) -> bool {
@@ -128,14 +211,12 @@ fn is(object: &Value, kind: &str, status: &str) -> bool {
 }
 
 /// Waits for the XR to be `Ready=True` and `Synced=True` with both
-/// ConfigMaps composed.
-fn wait_ready(cluster: &Cluster, name: &str, limit: Duration) -> Step<Value> {
+/// resources composed.
+pub fn wait_ready(cluster: &Cluster, name: &str, limit: Duration) -> Step<Value> {
     wait_for(&format!("XProbe {name} ready"), limit, || {
         let object = xr(cluster, name)?;
-        let refs = object["spec"]["crossplane"]["resourceRefs"]
-            .as_array()
-            .map_or(0, Vec::len);
-        // Two ConfigMaps, and the Usage the dependency brings.
+        let refs = resource_refs(&object).as_array().map_or(0, Vec::len);
+        // Two resources, and the Usage the dependency brings.
         if is(&object, "Ready", "True") && is(&object, "Synced", "True") && refs >= 2 {
             Ok(Some(object))
         } else {
@@ -147,16 +228,15 @@ fn wait_ready(cluster: &Cluster, name: &str, limit: Duration) -> Step<Value> {
     })
 }
 
-/// The ConfigMaps composed for the XR `name`, by composition resource name.
-fn composed(cluster: &Cluster, name: &str) -> Step<BTreeMap<String, Value>> {
-    let list = cluster.json(&[
-        "get",
-        "configmaps",
-        "-n",
-        NAMESPACE,
-        "-l",
-        &format!("crossplane.io/composite={name}"),
-    ])?;
+/// What the XR `name` composed, by composition resource name.
+pub fn composed(cluster: &Cluster, name: &str) -> Step<BTreeMap<String, Value>> {
+    let (_, _, plural) = composed_kind(cluster);
+    let selector = format!("crossplane.io/composite={name}");
+    let mut args = vec!["get", plural, "-l", &selector];
+    if !cluster.legacy() {
+        args.extend(["-n", NAMESPACE]);
+    }
+    let list = cluster.json(&args)?;
     Ok(list["items"]
         .as_array()
         .into_iter()
@@ -192,18 +272,18 @@ pub fn what_the_script_sets_is_what_the_cluster_holds(cluster: &Cluster) -> Step
     let object = wait_ready(cluster, "probe", Duration::from_mins(1))?;
     let ready_after = start.elapsed();
     let maps = composed(cluster, "probe")?;
-    let first = maps.get("first").ok_or("no ConfigMap first")?;
-    let second = maps.get("second").ok_or("no ConfigMap second")?;
+    let first = maps.get("first").ok_or("no composed resource first")?;
+    let second = maps.get("second").ok_or("no composed resource second")?;
     let uid = first["metadata"]["uid"].as_str().unwrap_or_default();
     expect(
-        first["data"]["greeting"] == "hello",
-        "first.data.greeting",
-        &first["data"],
+        annotation(first, "greeting") == "hello",
+        "first's greeting annotation",
+        &first["metadata"],
     )?;
     expect(
-        second["data"]["first"] == uid,
-        "second.data.first is first's uid",
-        &second["data"],
+        annotation(second, "first") == uid,
+        "second's first annotation is first's uid",
+        &second["metadata"],
     )?;
     expect(
         object["status"]["firstUid"] == uid,
@@ -222,11 +302,11 @@ pub fn what_the_script_sets_is_what_the_cluster_holds(cluster: &Cluster) -> Step
         &object["status"]["conditions"],
     )?;
     wait_for("the script's event", Duration::from_secs(30), || {
+        // A cluster-scoped XR's events are in the default namespace.
         let events = cluster.json(&[
             "get",
             "events",
-            "-n",
-            NAMESPACE,
+            "--all-namespaces",
             "--field-selector",
             "involvedObject.name=probe",
         ])?;
@@ -240,13 +320,13 @@ pub fn what_the_script_sets_is_what_the_cluster_holds(cluster: &Cluster) -> Step
 
     patch(cluster, "probe", r#"{"greeting": "bye"}"#)?;
     wait_for(
-        "the changed greeting in ConfigMap first",
+        "the changed greeting on first",
         Duration::from_mins(1),
         || {
             let maps = composed(cluster, "probe")?;
             Ok(maps
                 .get("first")
-                .is_some_and(|m| m["data"]["greeting"] == "bye")
+                .is_some_and(|m| annotation(m, "greeting") == "bye")
                 .then_some(()))
         },
     )?;
@@ -261,17 +341,9 @@ pub fn what_the_script_sets_is_what_the_cluster_holds(cluster: &Cluster) -> Step
         },
     )?;
 
-    cluster.kubectl(&[
-        "delete",
-        "xprobe",
-        "probe",
-        "-n",
-        NAMESPACE,
-        "--wait=true",
-        "--timeout=60s",
-    ])?;
+    delete(cluster, "probe", &["--wait=true", "--timeout=60s"])?;
     wait_for(
-        "the composed ConfigMaps deleted with their XR",
+        "the composed resources deleted with their XR",
         Duration::from_secs(90),
         || Ok(composed(cluster, "probe")?.is_empty().then_some(())),
     )?;
@@ -305,7 +377,7 @@ pub fn a_failing_script_keeps_what_it_composed_and_recovers(cluster: &Cluster) -
     let during = uids(cluster, &["failing".into()])?;
     expect(
         during == before,
-        "the composed ConfigMaps stay while the script fails",
+        "the composed resources stay while the script fails",
         &serde_json::json!({"before": before, "during": during}),
     )?;
     patch(cluster, "failing", r#"{"fail": false}"#)?;
@@ -313,17 +385,10 @@ pub fn a_failing_script_keeps_what_it_composed_and_recovers(cluster: &Cluster) -
     let after = uids(cluster, &["failing".into()])?;
     expect(
         after == before,
-        "the same ConfigMaps after recovery",
+        "the same composed resources after recovery",
         &serde_json::json!({"before": before, "after": after}),
     )?;
-    cluster.kubectl(&[
-        "delete",
-        "xprobe",
-        "failing",
-        "-n",
-        NAMESPACE,
-        "--wait=false",
-    ])?;
+    delete(cluster, "failing", &["--wait=false"])?;
     let position = message
         .lines()
         .find(|line| line.contains(":2:"))
@@ -331,7 +396,7 @@ pub fn a_failing_script_keeps_what_it_composed_and_recovers(cluster: &Cluster) -
         .trim();
     let error = message.lines().last().unwrap_or_default().trim();
     Ok(format!(
-        "{} composed ConfigMaps before, while failing and after recovery, the same uids; Synced=False at {position}: {error}",
+        "{} composed resources before, while failing and after recovery, the same uids; Synced=False at {position}: {error}",
         before.len()
     ))
 }
@@ -368,7 +433,7 @@ pub fn replicas_share_calls_and_dying_ones_lose_nothing(cluster: &Cluster) -> St
     let mut usages = BTreeMap::new();
     for name in &first {
         let object = xr(cluster, name)?;
-        for reference in object["spec"]["crossplane"]["resourceRefs"]
+        for reference in resource_refs(&object)
             .as_array()
             .into_iter()
             .flatten()
@@ -415,7 +480,7 @@ pub fn replicas_share_calls_and_dying_ones_lose_nothing(cluster: &Cluster) -> St
                 let object = xr(cluster, name)?;
                 Ok((maps
                     .get("first")
-                    .is_some_and(|m| m["data"]["greeting"] == "again")
+                    .is_some_and(|m| annotation(m, "greeting") == "again")
                     && is(&object, "Ready", "True")
                     && is(&object, "Synced", "True"))
                 .then_some(()))
@@ -426,14 +491,14 @@ pub fn replicas_share_calls_and_dying_ones_lose_nothing(cluster: &Cluster) -> St
     let after = uids(cluster, &first)?;
     expect(
         after == before,
-        "no ConfigMap recreated across the kills",
+        "nothing composed recreated across the kills",
         &serde_json::json!({"before": before, "after": after}),
     )?;
     for name in first.iter().chain(&second) {
-        cluster.kubectl(&["delete", "xprobe", name, "-n", NAMESPACE, "--wait=false"])?;
+        delete(cluster, name, &["--wait=false"])?;
     }
     Ok(format!(
-        "both replicas called; 6 XRs ready {:.1} s after one replica was killed; 6 changed XRs converged {:.1} s after both were killed and restarted, with the {} ConfigMaps they held before, the same uids",
+        "both replicas called; 6 XRs ready {:.1} s after one replica was killed; 6 changed XRs converged {:.1} s after both were killed and restarted, with the {} resources they held before, the same uids",
         one_down.as_secs_f64(),
         restarted.as_secs_f64(),
         before.len()
@@ -470,8 +535,18 @@ pub fn a_response_ttl_requeues_and_a_settled_xr_is_left_alone(cluster: &Cluster)
     create(cluster, "quiet", r"{greeting: hello}")?;
     wait_ready(cluster, "quick", Duration::from_mins(1))?;
     wait_ready(cluster, "quiet", Duration::from_mins(1))?;
-    // Let the first passes' own requeues pass.
-    std::thread::sleep(Duration::from_secs(5));
+    // Let the first passes' own requeues pass: the pass that deferred
+    // `second` asked to be called again after the sequencing TTL (10 s),
+    // and Crossplane 1.x keeps that requeue even after later passes.
+    wait_for(
+        "XProbe quiet settled: no call for 12 s",
+        Duration::from_mins(1),
+        || {
+            let before = calls_for(cluster, "quiet");
+            std::thread::sleep(Duration::from_secs(12));
+            Ok((calls_for(cluster, "quiet") == before).then_some(()))
+        },
+    )?;
     let (quick, quiet) = (calls_for(cluster, "quick"), calls_for(cluster, "quiet"));
     std::thread::sleep(Duration::from_secs(20));
     let quick = calls_for(cluster, "quick") - quick;
@@ -484,14 +559,14 @@ pub fn a_response_ttl_requeues_and_a_settled_xr_is_left_alone(cluster: &Cluster)
         &serde_json::json!({"quick": quick, "quiet": quiet}),
     )?;
     for name in ["quick", "quiet"] {
-        cluster.kubectl(&["delete", "xprobe", name, "-n", NAMESPACE, "--wait=false"])?;
+        delete(cluster, name, &["--wait=false"])?;
     }
     Ok(format!(
         "over 20 s: {quick} calls with a 5 s TTL, {quiet} without"
     ))
 }
 
-fn expect(ok: bool, what: &str, seen: &Value) -> Step {
+pub fn expect(ok: bool, what: &str, seen: &Value) -> Step {
     if ok {
         Ok(())
     } else {
@@ -505,7 +580,7 @@ fn expect(ok: bool, what: &str, seen: &Value) -> Step {
 /// a row for the numbers docs/live-control-plane.md gives.
 /// One XR composed and deleted before the load runs, as on a cluster
 /// whose XR kind has served XRs before. Crossplane starts watching the
-/// kinds an XR kind composes (ConfigMaps, Usages) when its first XRs
+/// kinds an XR kind composes (ConfigMaps or ClusterRoles, Usages) when its first XRs
 /// compose them; 200 XRs arriving on a fresh XR kind meet a Composition
 /// cache not yet filled ("cannot fetch Composition") and reconciles of
 /// stale copies while those watches start, and draw about nine calls per
@@ -513,17 +588,7 @@ fn expect(ok: bool, what: &str, seen: &Value) -> Step {
 pub fn warm_up(cluster: &Cluster) -> Step {
     create(cluster, "warm-up", r"{greeting: hello}")?;
     wait_ready(cluster, "warm-up", Duration::from_mins(1))?;
-    cluster
-        .kubectl(&[
-            "delete",
-            "xprobe",
-            "warm-up",
-            "-n",
-            NAMESPACE,
-            "--wait=true",
-            "--timeout=60s",
-        ])
-        .map(|_| ())
+    delete(cluster, "warm-up", &["--wait=true", "--timeout=60s"])
 }
 
 pub fn load(cluster: &Cluster, count: usize) -> Step<String> {
@@ -532,11 +597,7 @@ pub fn load(cluster: &Cluster, count: usize) -> Step<String> {
     let calls_before = load_calls(cluster);
     let documents: Vec<String> = names
         .iter()
-        .map(|name| {
-            format!(
-                "apiVersion: e2e.example.org/v1\nkind: XProbe\nmetadata:\n  name: {name}\n  namespace: {NAMESPACE}\nspec: {{greeting: hello}}\n"
-            )
-        })
+        .map(|name| manifest(cluster, name, "{greeting: hello}"))
         .collect();
     let start = Instant::now();
     cluster.apply(&documents.join("---\n"))?;
@@ -544,7 +605,8 @@ pub fn load(cluster: &Cluster, count: usize) -> Step<String> {
         &format!("{count} XProbes ready"),
         Duration::from_mins(10),
         || {
-            let list = cluster.json(&["get", "xprobes", "-n", NAMESPACE])?;
+            let text = on_xprobes(cluster, &["get", "xprobes", "-o", "json"])?;
+            let list: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
             let ready = list["items"]
                 .as_array()
                 .into_iter()
@@ -571,15 +633,16 @@ pub fn load(cluster: &Cluster, count: usize) -> Step<String> {
     // Settled: nothing more until Crossplane's poll interval.
     std::thread::sleep(Duration::from_secs(20));
     let later = load_calls(cluster) - calls_before - calls;
-    cluster.kubectl(&[
-        "delete",
-        "xprobes",
-        "-n",
-        NAMESPACE,
-        "--all",
-        "--wait=true",
-        "--timeout=300s",
-    ])?;
+    on_xprobes(
+        cluster,
+        &[
+            "delete",
+            "xprobes",
+            "--all",
+            "--wait=true",
+            "--timeout=300s",
+        ],
+    )?;
     let per_xr = ratio(calls, count);
     let summary = format!(
         "{count} XRs ready in {:.1} s, {calls} calls ({per_xr:.2} per XR), {later} calls in the 20 s after, function CPU {:.1} s ({:.2} ms per call), RSS {rss:.0} MiB",
@@ -611,7 +674,7 @@ fn load_calls(cluster: &Cluster) -> usize {
         .sum()
 }
 
-fn ratio(a: usize, b: usize) -> f64 {
+pub fn ratio(a: usize, b: usize) -> f64 {
     let whole = |n: usize| f64::from(u32::try_from(n).unwrap_or(u32::MAX));
     whole(a) / whole(b)
 }
