@@ -23,11 +23,15 @@ pub fn format_g(f: f64) -> String {
 ///
 /// Rust's `{:e}` finds the same digits, but when two candidates are equally
 /// close to `f` it takes the larger one, where Go takes the even one
-/// (-1011982295353819.25 is `...819.2` to Go and `...819.3` to Rust).
+/// (-1011982295353819.25 is `...819.2` to Go and `...819.3` to Rust). The
+/// even one must still read back as `f`: below a power of two the floats
+/// are twice as dense, and the lower candidate can belong to the float
+/// beneath (2^-24 is `5.960464477539063e-08`, not `...062e-08`).
 pub fn shortest_digits(f: f64) -> (bool, String, i32) {
     let (negative, mut digits, exp) = split_exponent(&format!("{f:e}"));
     if let Some(lower) = even_neighbour(&digits)
         && is_midpoint(f.abs(), &digits, exp)
+        && scientific(&lower, exp).parse::<f64>() == Ok(f.abs())
     {
         digits = lower;
     }
@@ -39,10 +43,16 @@ pub fn shortest_digits_f32(f: f32) -> (bool, String, i32) {
     let (negative, mut digits, exp) = split_exponent(&format!("{f:e}"));
     if let Some(lower) = even_neighbour(&digits)
         && is_midpoint(f64::from(f.abs()), &digits, exp)
+        && scientific(&lower, exp).parse::<f32>() == Ok(f.abs())
     {
         digits = lower;
     }
     (negative, digits, exp)
+}
+
+/// `digits` with its first digit at 10^`exp`, as text Rust parses.
+fn scientific(digits: &str, exp: i32) -> String {
+    format!("{}.{}e{exp}", &digits[..1], &digits[1..])
 }
 
 /// The sign, digits and exponent of Rust's `{:e}` text.
@@ -176,6 +186,12 @@ mod tests {
             (-0.0, "-0"),
             // Halfway between two shortest candidates: Go takes the even one.
             (-1_011_982_295_353_819.2, "-1.0119822953538192e+15"),
+            // ... unless the even one reads back as the float below, as at
+            // a power of two (found by the float fuzz target).
+            (
+                f64::from_bits(0x3E70_0000_0000_0000),
+                "5.960464477539063e-08",
+            ),
             (f64::INFINITY, "+Inf"),
             (f64::NEG_INFINITY, "-Inf"),
             (f64::NAN, "NaN"),
