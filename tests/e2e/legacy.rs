@@ -123,7 +123,17 @@ pub fn v1_usages_protect_what_depends_on_them(cluster: &Cluster) -> Step<String>
             }
         },
     )?;
+    // The webhook looks only at resources labelled in use, which the
+    // Usage controller does once it has resolved the Usage.
     let (_, _, plural) = composed_kind(cluster);
+    wait_for(
+        "first labelled crossplane.io/in-use",
+        Duration::from_mins(1),
+        || {
+            let object = cluster.json(&["get", plural, &first])?;
+            Ok((object["metadata"]["labels"]["crossplane.io/in-use"] == "true").then_some(()))
+        },
+    )?;
     let refused = match cluster.kubectl(&["delete", plural, &first, "--wait=false"]) {
         Ok(out) => return Err(format!("deleting {first} was allowed: {out}")),
         Err(e) => e,
