@@ -20,6 +20,8 @@ pub struct LineMap {
     /// Segments of every output line, sorted by output column. Empty for the
     /// identity map.
     pub(crate) lines: Vec<Vec<Segment>>,
+    /// The source's last line (0-based).
+    pub(crate) last_line: usize,
 }
 
 impl LineMap {
@@ -48,10 +50,12 @@ impl LineMap {
         match segment {
             // A line with nothing from the source on it: the end of the text
             // after a `while` whose guard added a line. It is the line after
-            // the last one that maps, not its own number, which would be past
-            // the source's end.
+            // the last one that maps (not its own number), within the source.
             None => match self.lines[..line].iter().rposition(|s| !s.is_empty()) {
-                Some(mapped) => (self.original(mapped, 0).0 + (line - mapped), column),
+                Some(mapped) => (
+                    (self.original(mapped, 0).0 + (line - mapped)).min(self.last_line),
+                    column,
+                ),
                 None => (line, column),
             },
             Some(s) if s.fixed => (s.line, s.col),

@@ -103,7 +103,10 @@ pub fn prepass(source: &str) -> Result<Prepassed, PrepassError> {
     }
     Ok(Prepassed {
         text,
-        map: LineMap { lines },
+        map: LineMap {
+            lines,
+            last_line: source.split('\n').count() - 1,
+        },
     })
 }
 

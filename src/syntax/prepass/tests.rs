@@ -578,4 +578,8 @@ fn the_end_after_a_bodiless_while_maps_to_the_sources_last_line() {
     let pre = rewrite_with_map(source);
     let last = pre.text.split('\n').count() - 1;
     assert_eq!(pre.map.original(last, 0), (2, 0));
+    // Without a final newline, the end is on the `while` line itself.
+    let pre = rewrite_with_map("n = 0\nwhile n < 2:");
+    let last = pre.text.split('\n').count() - 1;
+    assert_eq!(pre.map.original(last, 0), (1, 0));
 }
