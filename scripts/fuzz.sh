@@ -98,12 +98,15 @@ table() {
     for target in $2; do
         local log="${logs}/${target}.log"
         local runs secs rate corpus findings
-        runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "${log}" | tail -1)"
-        secs="$(grep -o 'Done [0-9]* runs in [0-9]* second' "${log}" | tail -1 | awk '{print $5}')"
-        rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "${log}" | tail -1)"
-        corpus="$(find "fuzz/work/${target}" "fuzz/corpus/${target}" -type f -printf '%f\n' | sort -u | wc -l)"
-        findings="$(find "fuzz/artifacts/${target}" -type f \
-            \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | wc -l)"
+        # A run stopped by a finding has no "Done" line: its seconds show as -.
+        runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "${log}" 2>/dev/null | tail -1)"
+        secs="$(grep -ao 'Done [0-9]* runs in [0-9]* second' "${log}" 2>/dev/null | tail -1 |
+            awk '{print $5}' || true)"
+        rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "${log}" 2>/dev/null | tail -1)"
+        corpus="$(find "fuzz/work/${target}" "fuzz/corpus/${target}" -type f -printf '%f\n' \
+            2>/dev/null | sort -u | wc -l)"
+        findings="$(find "fuzz/artifacts/${target}" -type f \( -name 'crash-*' -o -name 'timeout-*' \
+            -o -name 'oom-*' -o -name 'leak-*' \) 2>/dev/null | wc -l)"
         printf '%-14s %8s %12s %9s %8s %9s\n' "${target}" "${secs:--}" "${runs:--}" \
             "${rate:--}" "${corpus}" "${findings}"
     done
