@@ -60,11 +60,11 @@ cmin() {
         done
         (cd fuzz && nice -n 10 cargo +nightly fuzz cmin -O --debug-assertions "${target}" \
             "corpus/${target}" -- "${LIBFUZZER_FLAGS[@]}")
-        # Requests are big: the committed corpus keeps those up to 2 KiB and
-        # the examples' own, so that all corpora stay within a few MB.
-        if [ "${target}" = request ]; then
-            find fuzz/corpus/request -type f -size +2048c -delete
-            cp -n fuzz/seeds/request/* fuzz/corpus/request/ 2>/dev/null || true
+        # Requests and scripts are big: their committed corpora keep inputs
+        # up to 2 KiB and the seeds, so that all corpora stay within a few MB.
+        if [ "${target}" = request ] || [ "${target}" = syntax ]; then
+            find "fuzz/corpus/${target}" -type f -size +2048c -delete
+            cp -n "fuzz/seeds/${target}"/* "fuzz/corpus/${target}/" 2>/dev/null || true
         fi
     done
 }
