@@ -46,7 +46,7 @@ build() {
 seeds() {
     rm -rf fuzz/seeds
     FUZZ_SEEDS="${PWD}/fuzz/seeds" nice -n 10 cargo test --test it fuzz::seeds::write_seeds \
-        -- --ignored --exact
+        -- --exact
 }
 
 cmin() {

@@ -265,11 +265,13 @@ fn requests(seeds: &mut Seeds) {
     }
 }
 
-/// Writes the seeds into `FUZZ_SEEDS` (`scripts/fuzz.sh seeds` sets it).
+/// Writes the seeds into `FUZZ_SEEDS` (`scripts/fuzz.sh seeds` sets it),
+/// or into a folder of its own, and checks every target got some.
 #[test]
-#[ignore = "writes files: run by scripts/fuzz.sh seeds"]
 fn write_seeds() {
-    let dir = PathBuf::from(std::env::var("FUZZ_SEEDS").expect("FUZZ_SEEDS names a folder"));
+    let scratch = tempfile::tempdir().expect("a temp dir");
+    let dir =
+        std::env::var("FUZZ_SEEDS").map_or_else(|_| scratch.path().to_path_buf(), PathBuf::from);
     let mut seeds = Seeds::default();
     yaml_and_json(&mut seeds);
     scripts(&mut seeds);
@@ -282,4 +284,8 @@ fn write_seeds() {
     requests(&mut seeds);
     let written = seeds.write(&dir);
     eprintln!("{written} seeds written to {}", dir.display());
+    for (target, _) in function_starlark::fuzzing::TARGETS {
+        let count = std::fs::read_dir(dir.join(target)).map_or(0, Iterator::count);
+        assert!(count > 0, "no seeds for the {target} target");
+    }
 }
