@@ -195,6 +195,21 @@ fn patch(cluster: &Cluster, name: &str, spec: &str) -> Step {
     .map(|_| ())
 }
 
+/// Deletes every XProbe and waits for them to go.
+pub fn delete_all(cluster: &Cluster) -> Step {
+    on_xprobes(
+        cluster,
+        &[
+            "delete",
+            "xprobes",
+            "--all",
+            "--wait=true",
+            "--timeout=300s",
+        ],
+    )
+    .map(|_| ())
+}
+
 pub fn delete(cluster: &Cluster, name: &str, wait: &[&str]) -> Step {
     let mut args = vec!["delete", "xprobe", name];
     args.extend_from_slice(wait);
@@ -633,16 +648,7 @@ pub fn load(cluster: &Cluster, count: usize) -> Step<String> {
     // Settled: nothing more until Crossplane's poll interval.
     std::thread::sleep(Duration::from_secs(20));
     let later = load_calls(cluster) - calls_before - calls;
-    on_xprobes(
-        cluster,
-        &[
-            "delete",
-            "xprobes",
-            "--all",
-            "--wait=true",
-            "--timeout=300s",
-        ],
-    )?;
+    delete_all(cluster)?;
     let per_xr = ratio(calls, count);
     let summary = format!(
         "{count} XRs ready in {:.1} s, {calls} calls ({per_xr:.2} per XR), {later} calls in the 20 s after, function CPU {:.1} s ({:.2} ms per call), RSS {rss:.0} MiB",

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::cluster::{Cluster, Step, calls_by_xr, condition, resource_refs, wait_for};
-use crate::scenarios::{NAMESPACE, annotation, composed_kind, expect, manifest, on_xprobes, ratio};
+use crate::scenarios::{
+    NAMESPACE, annotation, composed_kind, delete_all, expect, manifest, on_xprobes, ratio,
+};
 
 /// XRs that live through the upgrade and the downgrade.
 const COUNT: usize = 50;
@@ -103,16 +105,7 @@ pub fn an_upgrade_and_a_downgrade_keep_every_composed_resource(cluster: &Cluster
             &serde_json::json!(per_xr(phase)),
         )?;
     }
-    on_xprobes(
-        cluster,
-        &[
-            "delete",
-            "xprobes",
-            "--all",
-            "--wait=true",
-            "--timeout=300s",
-        ],
-    )?;
+    delete_all(cluster)?;
     let (sample_key, sample_uid) = before.iter().next().expect("uids were counted");
     let report = |phase: &Phase| {
         format!(
