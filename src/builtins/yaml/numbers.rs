@@ -18,14 +18,16 @@ pub(super) fn go_json_float(f: f64) -> String {
 /// Go's `strconv.FormatFloat(f, 'g', -1, 32)`, which sigs.k8s.io/yaml uses
 /// for float map keys, with go-yaml's names for the non-finite values.
 pub(super) fn format_g32(f: f64) -> String {
-    if f.is_nan() {
-        return ".nan".to_owned();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { ".inf" } else { "-.inf" }.to_owned();
-    }
+    // As Go does, in 32 bits first: past f32's range a finite key is an
+    // infinity too.
     #[allow(clippy::cast_possible_truncation)]
     let x = f as f32;
+    if x.is_nan() {
+        return ".nan".to_owned();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { ".inf" } else { "-.inf" }.to_owned();
+    }
     if x == 0.0 {
         return if x.is_sign_negative() { "-0" } else { "0" }.to_owned();
     }

@@ -818,3 +818,12 @@ fn natural_key_order_is_not_transitive_for_every_key_set() {
     assert!(!keys_ordered(&dict(&["1.5", "3", "2001-12-14", "2a"])));
     assert!(keys_ordered(&dict(&["a", "a2", "a10", "b"])));
 }
+
+#[test]
+fn float_keys_past_f32s_range_are_infinities_as_in_go() {
+    // sigs.k8s.io/yaml writes a float key in 32 bits: 1e302 is +Inf there.
+    assert_eq!(
+        to_json("{1e302: a, -1e39: b, 1e-50: c}").as_deref(),
+        Ok(r#"{"-.inf":"b",".inf":"a","0":"c"}"#)
+    );
+}
