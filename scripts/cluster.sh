@@ -16,6 +16,11 @@
 #   scripts/cluster.sh republish DIR VERSION XPKG[,XPKG...]
 #                                      the same packages as a new version in DIR
 #   scripts/cluster.sh restart         run the installed function's processes again
+#   scripts/cluster.sh stand-in [BINARY]
+#                                      run BINARY (the Go implementation, another build)
+#                                      behind the Function's name, on the same addresses
+#                                      and certificates, to compare them under the same
+#                                      control plane; without BINARY, the installed one again
 #   scripts/cluster.sh env             print the KUBECONFIG and kubectl to use
 #   scripts/cluster.sh down            stop every process this script started
 #
@@ -498,6 +503,7 @@ EOF
         printf '%s %s.%s %s\n' "${address}" "${name}" "${NAMESPACE}" "${HOSTS_MARK}" >>/etc/hosts
     done
     ln -sfn "revisions/${deployment}" "${CLUSTER_DIR}/functions/${name}/current"
+    rm -f "${CLUSTER_DIR}/functions/${name}/stand-in"
     restart
     kubectl -n "${NAMESPACE}" patch deployment "${deployment}" --subresource status --type merge \
         -p '{"status":{"replicas":1,"readyReplicas":1,"availableReplicas":1,"updatedReplicas":1,"conditions":[{"type":"Available","status":"True","reason":"MinimumReplicasAvailable","lastUpdateTime":"2026-01-01T00:00:00Z","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}' >/dev/null
@@ -516,11 +522,18 @@ restart() {
     [ -x "${dir}/rootfs/function-starlark" ] || die "no function installed: scripts/cluster.sh install XPKG"
     local args=() index=0 address
     mapfile -t args <"${dir}/args"
+    # A stand-in (the Go implementation, or another build of this one)
+    # takes only the flags both share; this one reads METRICS_ADDRESS too.
+    local binary="${dir}/rootfs/function-starlark" own=(--metrics-address "")
+    if [ -x "${CLUSTER_DIR}/functions/${name}/stand-in" ]; then
+        binary="${CLUSTER_DIR}/functions/${name}/stand-in"
+        args=()
+        own=()
+    fi
     for address in ${FUNCTION_ADDRESSES}; do
         stop "function-${index}"
-        TLS_SERVER_CERTS_DIR="${dir}/tls" start "function-${index}" \
-            "${dir}/rootfs/function-starlark" "${args[@]}" \
-            --address "${address}:9443" --metrics-address ""
+        TLS_SERVER_CERTS_DIR="${dir}/tls" METRICS_ADDRESS="" start "function-${index}" \
+            "${binary}" "${args[@]}" --address "${address}:9443" "${own[@]}"
         # Serving, or gone: a process left by another cluster on the same
         # address makes this one exit at once.
         local pid
@@ -534,6 +547,22 @@ restart() {
         done
         index=$((index + 1))
     done
+}
+
+# Runs BINARY in the installed function's place (its addresses, its
+# certificates, its log files), or, without BINARY, the installed function
+# again. The copy is kept as functions/<name>/stand-in, so the load test's
+# CPU and memory readings (tests/e2e/cluster.rs) find its processes.
+stand_in() {
+    local name=function-starlark
+    local copy="${CLUSTER_DIR}/functions/${name}/stand-in"
+    rm -f "${copy}"
+    if [ $# -gt 0 ]; then
+        [ -x "$1" ] || die "no executable at $1"
+        cp "$1" "${copy}"
+    fi
+    restart
+    log "serving ${name} with ${1:-the installed package}"
 }
 
 # Builds the packages XPKG,... again as version VERSION into DIR/<arch>/:
@@ -634,7 +663,11 @@ republish)
     republish "$@"
     ;;
 restart) restart ;;
+stand-in)
+    shift
+    stand_in "$@"
+    ;;
 env) printf 'export KUBECONFIG=%s\nalias kubectl=%s\n' "${KUBECONFIG_FILE}" "${KUBECTL}" ;;
 down) down ;;
-*) die "usage: scripts/cluster.sh tools | core | up | install XPKG[,XPKG...] [FLAG...] | republish DIR VERSION XPKG[,XPKG...] | restart | env | down" ;;
+*) die "usage: scripts/cluster.sh tools | core | up | install XPKG[,XPKG...] [FLAG...] | republish DIR VERSION XPKG[,XPKG...] | restart | stand-in [BINARY] | env | down" ;;
 esac

@@ -255,11 +255,15 @@ impl Cluster {
     }
 
     /// The function's servers and every worker process they started, of
-    /// every revision installed.
+    /// every revision installed, or the stand-in serving in their place
+    /// (`scripts/cluster.sh stand-in`).
     fn function_processes(&self) -> Vec<u32> {
         let revisions = self.dir.join("functions/function-starlark/revisions");
-        let binary =
-            |exe: &Path| exe.starts_with(&revisions) && exe.ends_with("rootfs/function-starlark");
+        let stand_in = self.dir.join("functions/function-starlark/stand-in");
+        let binary = |exe: &Path| {
+            exe == stand_in
+                || (exe.starts_with(&revisions) && exe.ends_with("rootfs/function-starlark"))
+        };
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };

@@ -19,6 +19,7 @@
 mod cluster;
 mod examples;
 mod legacy;
+mod load;
 mod operations;
 mod provider;
 mod scenarios;
@@ -259,22 +260,7 @@ fn main() -> ExitCode {
     // The load test runs only when asked for by name: three runs of 200
     // XRs take minutes.
     if filter.iter().any(|f| f == "load") {
-        let count = std::env::var("E2E_LOAD_XRS")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(200);
-        let runs = std::env::var("E2E_LOAD_RUNS")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(3);
-        let installed = scenarios::install(cluster).and_then(|()| scenarios::warm_up(cluster));
-        for run in 1..=runs {
-            let name = format!("scenarios::load (run {run} of {runs})");
-            let outcome = installed
-                .clone()
-                .and_then(|()| scenarios::load(cluster, count));
-            record(name, outcome, &mut passed, &mut failed);
-        }
+        load_test(cluster, &mut passed, &mut failed);
     }
 
     let pids = cluster.pids();
@@ -431,4 +417,36 @@ fn example_dirs(root: &Path) -> Vec<PathBuf> {
         .unwrap_or_default();
     dirs.sort();
     dirs
+}
+
+/// The load test (load.rs): `E2E_LOAD_RUNS` runs (3) of `E2E_LOAD_XRS`
+/// XRs (200), served by the installed package or, with `E2E_THIS`, by the
+/// binary it names (a release build) in the installed one's place.
+fn load_test(cluster: &Cluster, passed: &mut usize, failed: &mut Vec<String>) {
+    let setting = |name: &str, default: usize| {
+        std::env::var(name)
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    };
+    let count = setting("E2E_LOAD_XRS", 200);
+    let runs = setting("E2E_LOAD_RUNS", 3);
+    let this = std::env::var("E2E_THIS").ok().filter(|p| !p.is_empty());
+    // The stand-in serves the warm-up too: its connections are up before
+    // the load arrives.
+    let mut ready = scenarios::install(cluster);
+    if let Some(binary) = &this {
+        ready = ready.and_then(|()| cluster.script(&["stand-in", binary]));
+    }
+    let ready = ready.and_then(|()| load::warm_up(cluster));
+    for run in 1..=runs {
+        let name = format!("scenarios::load (run {run} of {runs})");
+        let outcome = ready.clone().and_then(|()| load::load(cluster, count));
+        record(name, outcome, passed, failed);
+    }
+    if this.is_some()
+        && let Err(e) = cluster.script(&["stand-in"])
+    {
+        failed.push(format!("stand-in: {e}"));
+    }
 }

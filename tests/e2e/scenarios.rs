@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::cluster::{
-    Cluster, Step, calls_by_xr, calls_in, condition, function_address, resource_refs, wait_for,
+    Cluster, Step, calls_in, condition, function_address, resource_refs, wait_for,
 };
 use crate::examples::calls_for;
 
@@ -221,7 +221,7 @@ pub fn xr(cluster: &Cluster, name: &str) -> Step<Value> {
     serde_json::from_str(&text).map_err(|e| format!("XProbe {name}: {e}"))
 }
 
-fn is(object: &Value, kind: &str, status: &str) -> bool {
+pub fn is(object: &Value, kind: &str, status: &str) -> bool {
     condition(object, kind).is_some_and(|c| c["status"] == status)
 }
 
@@ -587,97 +587,6 @@ pub fn expect(ok: bool, what: &str, seen: &Value) -> Step {
     } else {
         Err(format!("{what}: saw {seen}"))
     }
-}
-
-/// `count` XRs created at once: how many calls and how long it takes
-/// them all to be ready, what the function spent, and that settled XRs
-/// are left alone afterwards. Run on its own (`-- load`), three times in
-/// a row for the numbers docs/live-control-plane.md gives.
-/// One XR composed and deleted before the load runs, as on a cluster
-/// whose XR kind has served XRs before. Crossplane starts watching the
-/// kinds an XR kind composes (ConfigMaps or ClusterRoles, Usages) when its first XRs
-/// compose them; 200 XRs arriving on a fresh XR kind meet a Composition
-/// cache not yet filled ("cannot fetch Composition") and reconciles of
-/// stale copies while those watches start, and draw about nine calls per
-/// XR where a warm kind needs four (seen in Crossplane's --debug log).
-pub fn warm_up(cluster: &Cluster) -> Step {
-    create(cluster, "warm-up", r"{greeting: hello}")?;
-    wait_ready(cluster, "warm-up", Duration::from_mins(1))?;
-    delete(cluster, "warm-up", &["--wait=true", "--timeout=60s"])
-}
-
-pub fn load(cluster: &Cluster, count: usize) -> Step<String> {
-    let names: Vec<String> = (0..count).map(|i| format!("load-{i}")).collect();
-    let cpu_before = cluster.function_cpu();
-    let calls_before = load_calls(cluster);
-    let documents: Vec<String> = names
-        .iter()
-        .map(|name| manifest(cluster, name, "{greeting: hello}"))
-        .collect();
-    let start = Instant::now();
-    cluster.apply(&documents.join("---\n"))?;
-    wait_for(
-        &format!("{count} XProbes ready"),
-        Duration::from_mins(10),
-        || {
-            let text = on_xprobes(cluster, &["get", "xprobes", "-o", "json"])?;
-            let list: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-            let ready = list["items"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|item| {
-                    item["metadata"]["name"]
-                        .as_str()
-                        .is_some_and(|n| n.starts_with("load-"))
-                        && is(item, "Ready", "True")
-                        && is(item, "Synced", "True")
-                })
-                .count();
-            if ready == count {
-                Ok(Some(()))
-            } else {
-                Err(format!("{ready} of {count} ready"))
-            }
-        },
-    )?;
-    let all_ready = start.elapsed();
-    let calls = load_calls(cluster) - calls_before;
-    let cpu = cluster.function_cpu().checked_sub(cpu_before).unwrap();
-    let rss = cluster.function_rss_mib();
-    // Settled: nothing more until Crossplane's poll interval.
-    std::thread::sleep(Duration::from_secs(20));
-    let later = load_calls(cluster) - calls_before - calls;
-    delete_all(cluster)?;
-    let per_xr = ratio(calls, count);
-    let summary = format!(
-        "{count} XRs ready in {:.1} s, {calls} calls ({per_xr:.2} per XR), {later} calls in the 20 s after, function CPU {:.1} s ({:.2} ms per call), RSS {rss:.0} MiB",
-        all_ready.as_secs_f64(),
-        cpu.as_secs_f64(),
-        cpu.as_secs_f64() * 1000.0 / ratio(calls.max(1), 1),
-    );
-    expect(
-        per_xr <= 7.0,
-        "at most 7 calls per XR",
-        &Value::String(summary.clone()),
-    )?;
-    expect(
-        later <= count / 50,
-        "settled XRs left alone",
-        &Value::String(summary.clone()),
-    )?;
-    Ok(summary)
-}
-
-/// RunFunction calls for the load test's XRs so far, over both processes.
-fn load_calls(cluster: &Cluster) -> usize {
-    cluster
-        .function_logs_by_process()
-        .iter()
-        .flat_map(|(_, log)| calls_by_xr(log).into_iter())
-        .filter(|(xr, _)| xr.starts_with("load-"))
-        .map(|(_, calls)| calls)
-        .sum()
 }
 
 pub fn ratio(a: usize, b: usize) -> f64 {
