@@ -33,7 +33,9 @@
 //! `target/x86_64-unknown-linux-gnu/release/function-starlark`),
 //! `BENCH_ARGS` (extra flags for this function, such as `--isolation
 //! threads`), `BENCH_SETTLE` (seconds to wait after the load before
-//! reading memory once more; idle workers exit after 60 s).
+//! reading memory once more; idle workers exit after 60 s), `BENCH_SAVE`
+//! (a folder to write each request to, as `<workload>.bin`, for tracing a
+//! server under `tools/grpcload` by hand).
 
 // Latencies and sizes become ratios and percentiles: float arithmetic on
 // counts far below 2^52.
@@ -453,6 +455,21 @@ impl Subject {
     }
 }
 
+/// Writes each workload's request to `dir`, named after the workload
+/// (`floor.bin`, `10-resources.bin`, ...).
+fn save_requests(dir: &Path, workloads: &[Workload]) {
+    std::fs::create_dir_all(dir).expect("the BENCH_SAVE folder");
+    for Workload { name, request, .. } in workloads {
+        let file: String = name
+            .split(['(', ','])
+            .next()
+            .unwrap_or(name)
+            .trim()
+            .replace(' ', "-");
+        std::fs::write(dir.join(format!("{file}.bin")), request).expect("a request file");
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; any other argument is a filter that
     // `cargo test --benches` style runs use, so a test run stays quick.
@@ -482,6 +499,9 @@ fn main() {
         })
         .collect();
     let floor_request = request("x = 1\n", &Value::Null, Vec::new());
+    if let Some(dir) = std::env::var_os("BENCH_SAVE").map(PathBuf::from) {
+        save_requests(&dir, &workloads);
+    }
     assert!(
         support::pki().is_none() || grpc_go().is_some(),
         "BENCH_TLS=1 needs BENCH_CLIENT=grpc-go (the h2 client speaks plaintext)"
