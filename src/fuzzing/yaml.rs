@@ -95,10 +95,7 @@ pub fn yaml(data: &[u8]) {
 fn compare_decoded(text: &str, ours: &Result<String, String>, go: &Value) {
     let theirs = result(go, "json");
     match (ours, &theirs) {
-        (Ok(ours), Ok(theirs))
-            if [true, false]
-                .iter()
-                .any(|&replaced| go_escaped(ours, replaced) == *theirs) => {}
+        (Ok(ours), Ok(theirs)) if is_gos(ours, theirs) => {}
         (Err(_), Err(_)) => {}
         _ if tag_takes_a_flow_indicator(text)
             || explicit_key_in_a_flow(text)
@@ -123,13 +120,8 @@ fn compare_decoded(text: &str, ours: &Result<String, String>, go: &Value) {
 /// Whether Go decodes `text` as `ours` in one of 64 tries.
 fn go_gives_once(text: &str, ours: &str) -> bool {
     (0..64).any(|_| {
-        oracle::ask("goyaml", &json!({ "decode": text })).is_some_and(|go| {
-            result(&go, "json").is_ok_and(|theirs| {
-                [true, false]
-                    .iter()
-                    .any(|&replaced| go_escaped(ours, replaced) == theirs)
-            })
-        })
+        oracle::ask("goyaml", &json!({ "decode": text }))
+            .is_some_and(|go| result(&go, "json").is_ok_and(|theirs| is_gos(ours, &theirs)))
     })
 }
 
@@ -140,6 +132,13 @@ fn result(vector: &Value, key: &str) -> Result<String, String> {
         (None, Some(error)) => Err(error.to_owned()),
         _ => panic!("a Go vector without a result: {vector}"),
     }
+}
+
+/// Whether our JSON text is Go's, but for the escapes Go writes.
+fn is_gos(ours: &str, theirs: &str) -> bool {
+    [true, false]
+        .iter()
+        .any(|&replaced| go_escaped(ours, replaced) == theirs)
 }
 
 /// JSON text with the escapes Go's encoding/json writes (`<`, `>`, `&`);

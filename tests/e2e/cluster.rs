@@ -381,6 +381,18 @@ pub fn calls_in(log: &str, name: &str) -> usize {
     log.lines().filter(|line| xr_of(line) == Some(name)).count()
 }
 
+/// RunFunction calls so far for the XRs whose names start with `prefix`,
+/// over every function process.
+pub fn calls_for_xrs(cluster: &Cluster, prefix: &str) -> usize {
+    cluster
+        .function_logs_by_process()
+        .iter()
+        .flat_map(|(_, log)| calls_by_xr(log).into_iter())
+        .filter(|(xr, _)| xr.starts_with(prefix))
+        .map(|(_, calls)| calls)
+        .sum()
+}
+
 /// RunFunction calls in one process's log, by XR name, read in one pass
 /// (the load test counts 200 XRs in logs of megabytes).
 pub fn calls_by_xr(log: &str) -> HashMap<&str, usize> {

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::cluster::{Cluster, Step, condition, resource_refs, wait_for};
+use crate::cluster::{Cluster, Step, resource_refs, wait_for};
 use crate::scenarios::{
-    NAMESPACE, annotation, composed, composed_kind, create, delete, expect, wait_ready, xr,
+    NAMESPACE, annotation, composed, composed_kind, create, delete, expect, is, wait_ready, xr,
 };
 
 /// A claim in a namespace gets its cluster-scoped XR, which composes as
@@ -29,24 +29,20 @@ pub fn a_claim_composes_through_its_xr(cluster: &Cluster) -> Step<String> {
     let mut nudged = false;
     let claim = wait_for("Probe claimed Ready", Duration::from_mins(3), || {
         let claim = cluster.json(&["get", "probe", "claimed", "-n", NAMESPACE])?;
-        let ready = condition(&claim, "Ready").is_some_and(|c| c["status"] == "True");
         let bound = claim["spec"]["resourceRef"]["name"].is_string();
-        if ready && bound {
+        if is(&claim, "Ready", "True") && bound {
             return Ok(Some(claim));
         }
         let composite = claim["spec"]["resourceRef"]["name"]
             .as_str()
-            .and_then(|name| xr(cluster, name).ok())
-            .map_or(Value::Null, |x| x["status"]["conditions"].clone());
-        let xr_ready = composite
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| c["type"] == "Ready" && c["status"] == "True");
-        let since = *xr_ready_since.get_or_insert_with(Instant::now);
+            .and_then(|name| xr(cluster, name).ok());
+        let xr_ready = composite.as_ref().is_some_and(|x| is(x, "Ready", "True"));
+        let composite = composite.map_or(Value::Null, |x| x["status"]["conditions"].clone());
         if !xr_ready {
             xr_ready_since = None;
-        } else if !nudged && since.elapsed() > Duration::from_secs(70) {
+        } else if !nudged
+            && xr_ready_since.get_or_insert_with(Instant::now).elapsed() > Duration::from_secs(70)
+        {
             cluster.kubectl(&[
                 "annotate",
                 "probe",

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::cluster::{Cluster, Step, calls_by_xr, wait_for};
+use crate::cluster::{Cluster, Step, calls_for_xrs, wait_for};
 use crate::scenarios::{
     create, delete, delete_all, expect, is, manifest, on_xprobes, ratio, wait_ready,
 };
 
 /// One load run's readings.
-pub struct Run {
+struct Run {
     count: usize,
     all_ready: Duration,
     calls: usize,
@@ -80,7 +80,7 @@ pub fn load(cluster: &Cluster, count: usize) -> Step<String> {
 fn measure(cluster: &Cluster, count: usize) -> Step<Run> {
     let names: Vec<String> = (0..count).map(|i| format!("load-{i}")).collect();
     let cpu_before = cluster.function_cpu();
-    let calls_before = load_calls(cluster);
+    let calls_before = calls_for_xrs(cluster, "load-");
     let documents: Vec<String> = names
         .iter()
         .map(|name| manifest(cluster, name, "{greeting: hello}"))
@@ -113,12 +113,12 @@ fn measure(cluster: &Cluster, count: usize) -> Step<Run> {
         },
     )?;
     let all_ready = start.elapsed();
-    let calls = load_calls(cluster) - calls_before;
+    let calls = calls_for_xrs(cluster, "load-") - calls_before;
     let cpu = cluster.function_cpu().checked_sub(cpu_before).unwrap();
     let rss_mib = cluster.function_rss_mib();
     // Settled: nothing more until Crossplane's poll interval.
     std::thread::sleep(Duration::from_secs(20));
-    let later = load_calls(cluster) - calls_before - calls;
+    let later = calls_for_xrs(cluster, "load-") - calls_before - calls;
     delete_all(cluster)?;
     Ok(Run {
         count,
@@ -128,15 +128,4 @@ fn measure(cluster: &Cluster, count: usize) -> Step<Run> {
         cpu,
         rss_mib,
     })
-}
-
-/// RunFunction calls for the load test's XRs so far, over every process.
-fn load_calls(cluster: &Cluster) -> usize {
-    cluster
-        .function_logs_by_process()
-        .iter()
-        .flat_map(|(_, log)| calls_by_xr(log).into_iter())
-        .filter(|(xr, _)| xr.starts_with("load-"))
-        .map(|(_, calls)| calls)
-        .sum()
 }

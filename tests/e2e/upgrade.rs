@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::cluster::{Cluster, Step, calls_by_xr, condition, resource_refs, wait_for};
+use crate::cluster::{Cluster, Step, calls_for_xrs, condition, resource_refs, wait_for};
 use crate::scenarios::{
     NAMESPACE, annotation, composed_kind, delete_all, expect, manifest, on_xprobes, ratio,
 };
@@ -28,7 +28,7 @@ pub fn an_upgrade_and_a_downgrade_keep_every_composed_resource(cluster: &Cluster
     settle(cluster, &names, "one")?;
     let created = Phase {
         wall: start.elapsed(),
-        calls: calls(cluster),
+        calls: calls_for_xrs(cluster, "upgrade-"),
         fewest_ready: 0,
     };
     let (before, orphans) = uids(cluster)?;
@@ -78,9 +78,9 @@ pub fn an_upgrade_and_a_downgrade_keep_every_composed_resource(cluster: &Cluster
 
     // Settled: each XR is called again only when its response TTL (60 s)
     // runs out, at most once in 20 s; a storm calls each many times.
-    let settled_at = calls(cluster);
+    let settled_at = calls_for_xrs(cluster, "upgrade-");
     std::thread::sleep(Duration::from_secs(20));
-    let later = calls(cluster) - settled_at;
+    let later = calls_for_xrs(cluster, "upgrade-") - settled_at;
     expect(
         later <= COUNT,
         "settled XRs called at most once each in the 20 s after the downgrade",
@@ -145,14 +145,14 @@ fn phase(
     greeting: &str,
     meanwhile: impl FnOnce() -> Step,
 ) -> Step<Phase> {
-    let calls_before = calls(cluster);
+    let calls_before = calls_for_xrs(cluster, "upgrade-");
     let start = Instant::now();
     apply_all(cluster, names, greeting)?;
     meanwhile()?;
     let fewest_ready = settle(cluster, names, greeting)?;
     Ok(Phase {
         wall: start.elapsed(),
-        calls: calls(cluster) - calls_before,
+        calls: calls_for_xrs(cluster, "upgrade-") - calls_before,
         fewest_ready,
     })
 }
@@ -317,15 +317,4 @@ fn republish(cluster: &Cluster) -> Step<String> {
         })
         .collect::<Vec<_>>()
         .join(","))
-}
-
-/// RunFunction calls for the upgrade's XRs so far, over every process.
-fn calls(cluster: &Cluster) -> usize {
-    cluster
-        .function_logs_by_process()
-        .iter()
-        .flat_map(|(_, log)| calls_by_xr(log).into_iter())
-        .filter(|(xr, _)| xr.starts_with("upgrade-"))
-        .map(|(_, calls)| calls)
-        .sum()
 }
