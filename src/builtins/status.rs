@@ -103,7 +103,15 @@ pub(crate) fn register(builder: &mut GlobalsBuilder) {
     }
 
     /// Sets the response TTL: a Go duration string (`"90s"`, `"5m"`) or
-    /// whole seconds. `0` clears it, so Crossplane's poll interval applies.
+    /// whole seconds. `0` clears it: Crossplane 1 then calls again at its
+    /// poll interval, Crossplane 2 only when something it watches changes.
+    ///
+    /// Without a call, the response carries 60 s, except that a run with
+    /// `depends_on` and nothing held back carries none (as in the Go
+    /// function). On Crossplane 2, the XR's watch circuit breaker drops changes
+    /// while it is open after a burst: an XR whose spec changed then stays
+    /// on the old spec (crossplane/crossplane#7703). A TTL requeues it
+    /// regardless, so set one on XRs that change in bursts.
     ///
     /// # Example
     /// ```python
