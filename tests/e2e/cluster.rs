@@ -14,6 +14,9 @@ use serde_json::Value;
 /// dials the headless Service's name, which resolves to both.
 const FUNCTION_ADDRESSES: &str = "127.0.0.2 127.0.0.3";
 
+/// Crossplane's metrics (scripts/cluster.sh's `CROSSPLANE_METRICS_PORT`).
+const CROSSPLANE_METRICS: &str = "http://127.0.0.1:18080/metrics";
+
 /// The Crossplane the suite runs unless `CROSSPLANE_VERSION` names
 /// another (scripts/cluster.sh builds that one).
 pub const CROSSPLANE_VERSION: &str = "v2.3.4";
@@ -374,6 +377,25 @@ pub fn crossplane_version() -> String {
 
 pub fn function_address() -> &'static str {
     FUNCTION_ADDRESSES.split(' ').next().unwrap_or_default()
+}
+
+/// The RunFunction requests Crossplane has sent the function, by its
+/// own count (`function_run_function_request_total`, every revision's):
+/// whichever binary serves, the Go implementation included, which logs
+/// no line per call.
+pub fn crossplane_calls() -> Step<usize> {
+    let text = output(Command::new("curl").args(["-sf", CROSSPLANE_METRICS]))?;
+    let total: f64 = text
+        .lines()
+        .filter(|line| {
+            line.starts_with("function_run_function_request_total{")
+                && line.contains(r#"function_name="function-starlark""#)
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    // A counter of whole requests.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Ok(total as usize)
 }
 
 /// RunFunction calls for the XR `name` in one process's log.

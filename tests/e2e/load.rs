@@ -3,20 +3,24 @@
 //! alone afterwards. Run on its own (`-- load`), three times in a row for
 //! the numbers docs/live-control-plane.md gives; with `E2E_THIS`, another
 //! build of this function (a release build) serves them in the installed
-//! one's place (`scripts/cluster.sh stand-in`).
+//! one's place (`scripts/cluster.sh stand-in`); with `E2E_PEER`, the Go
+//! implementation then serves the same runs the same way, and the two are
+//! compared. The XRs select `scenarios::PLAIN`, which both run alike, and
+//! calls are Crossplane's own count.
 
 use std::fmt;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::cluster::{Cluster, Step, calls_for_xrs, wait_for};
+use crate::cluster::{Cluster, Step, crossplane_calls, wait_for};
 use crate::scenarios::{
-    create, delete, delete_all, expect, is, manifest, on_xprobes, ratio, wait_ready,
+    PLAIN, create, delete, delete_all, expect, is, manifest, on_xprobes, ratio, wait_ready,
 };
 
 /// One load run's readings.
-struct Run {
+#[derive(Clone)]
+pub struct Run {
     count: usize,
     all_ready: Duration,
     calls: usize,
@@ -61,29 +65,81 @@ impl fmt::Display for Run {
 /// stale copies while those watches start, and draw about nine calls per
 /// XR where a warm kind needs four (seen in Crossplane's --debug log).
 pub fn warm_up(cluster: &Cluster) -> Step {
-    create(cluster, "warm-up", r"{greeting: hello}")?;
+    create(cluster, "warm-up", &spec(cluster))?;
     wait_ready(cluster, "warm-up", Duration::from_mins(1))?;
     delete(cluster, "warm-up", &["--wait=true", "--timeout=60s"])
 }
 
+/// A load XR's spec: the probe's greeting, composed by `PLAIN`.
+fn spec(cluster: &Cluster) -> String {
+    let reference = format!("compositionRef: {{name: {PLAIN}}}");
+    if cluster.legacy() {
+        format!("{{greeting: hello, {reference}}}")
+    } else {
+        format!("{{greeting: hello, crossplane: {{{reference}}}}}")
+    }
+}
+
 /// A load run, held to what is asked of the function: at most 7 calls
 /// per XR and settled XRs left alone.
-pub fn load(cluster: &Cluster, count: usize) -> Step<String> {
+pub fn load(cluster: &Cluster, count: usize) -> Step<Run> {
     let run = measure(cluster, count)?;
-    let summary = run.to_string();
-    let seen = Value::String(summary.clone());
+    let seen = Value::String(run.to_string());
     expect(run.per_xr() <= 7.0, "at most 7 calls per XR", &seen)?;
     expect(run.later <= count / 50, "settled XRs left alone", &seen)?;
+    Ok(run)
+}
+
+/// A reading of a run, for comparing medians.
+type Reading = fn(&Run) -> f64;
+
+/// This function's runs against the Go implementation's: the medians of
+/// each, held to half the CPU per call and no more calls per XR.
+pub fn side_by_side(ours: &[Run], peers: &[Run]) -> Step<String> {
+    let median = |runs: &[Run], of: Reading| {
+        let mut values: Vec<f64> = runs.iter().map(of).collect();
+        values.sort_by(f64::total_cmp);
+        values.get(values.len() / 2).copied()
+    };
+    let readings: [(&str, Reading); 4] = [
+        ("CPU ms per call", Run::cpu_ms_per_call),
+        ("calls per XR", Run::per_xr),
+        ("s to all Ready", |run| run.all_ready.as_secs_f64()),
+        ("RSS MiB", |run| run.rss_mib),
+    ];
+    let mut table = Vec::new();
+    let mut ratios = Vec::new();
+    for (name, of) in readings {
+        let (Some(this), Some(peer)) = (median(ours, of), median(peers, of)) else {
+            return Err("no completed run on one side to compare".into());
+        };
+        ratios.push(this / peer);
+        table.push(format!(
+            "{name} {this:.2} against {peer:.2} ({:.2})",
+            this / peer
+        ));
+    }
+    let summary = format!(
+        "medians of {} and {} runs, this function against the Go implementation: {}",
+        ours.len(),
+        peers.len(),
+        table.join(", ")
+    );
+    let seen = Value::String(summary.clone());
+    expect(ratios[0] <= 0.5, "at most half the CPU per call", &seen)?;
+    expect(ratios[1] <= 1.0, "no more calls per XR", &seen)?;
     Ok(summary)
 }
 
-fn measure(cluster: &Cluster, count: usize) -> Step<Run> {
+/// One run of `count` XRs, held to nothing.
+pub fn measure(cluster: &Cluster, count: usize) -> Step<Run> {
     let names: Vec<String> = (0..count).map(|i| format!("load-{i}")).collect();
     let cpu_before = cluster.function_cpu();
-    let calls_before = calls_for_xrs(cluster, "load-");
+    let calls_before = crossplane_calls()?;
+    let spec = spec(cluster);
     let documents: Vec<String> = names
         .iter()
-        .map(|name| manifest(cluster, name, "{greeting: hello}"))
+        .map(|name| manifest(cluster, name, &spec))
         .collect();
     let start = Instant::now();
     cluster.apply(&documents.join("---\n"))?;
@@ -113,12 +169,12 @@ fn measure(cluster: &Cluster, count: usize) -> Step<Run> {
         },
     )?;
     let all_ready = start.elapsed();
-    let calls = calls_for_xrs(cluster, "load-") - calls_before;
+    let calls = crossplane_calls()? - calls_before;
     let cpu = cluster.function_cpu().checked_sub(cpu_before).unwrap();
     let rss_mib = cluster.function_rss_mib();
     // Settled: nothing more until Crossplane's poll interval.
     std::thread::sleep(Duration::from_secs(20));
-    let later = calls_for_xrs(cluster, "load-") - calls_before - calls;
+    let later = crossplane_calls()? - calls_before - calls;
     delete_all(cluster)?;
     Ok(Run {
         count,

@@ -421,7 +421,9 @@ fn example_dirs(root: &Path) -> Vec<PathBuf> {
 
 /// The load test (load.rs): `E2E_LOAD_RUNS` runs (3) of `E2E_LOAD_XRS`
 /// XRs (200), served by the installed package or, with `E2E_THIS`, by the
-/// binary it names (a release build) in the installed one's place.
+/// binary it names (a release build) in the installed one's place; with
+/// `E2E_PEER` (the Go implementation's binary), as many runs served by it
+/// and the two compared.
 fn load_test(cluster: &Cluster, passed: &mut usize, failed: &mut Vec<String>) {
     let setting = |name: &str, default: usize| {
         std::env::var(name)
@@ -431,20 +433,42 @@ fn load_test(cluster: &Cluster, passed: &mut usize, failed: &mut Vec<String>) {
     };
     let count = setting("E2E_LOAD_XRS", 200);
     let runs = setting("E2E_LOAD_RUNS", 3);
-    let this = std::env::var("E2E_THIS").ok().filter(|p| !p.is_empty());
-    // The stand-in serves the warm-up too: its connections are up before
+    let binary = |name: &str| std::env::var(name).ok().filter(|p| !p.is_empty());
+    let (this, peer) = (binary("E2E_THIS"), binary("E2E_PEER"));
+    // A stand-in serves the warm-up too: its connections are up before
     // the load arrives.
     let mut ready = scenarios::install(cluster);
     if let Some(binary) = &this {
         ready = ready.and_then(|()| cluster.script(&["stand-in", binary]));
     }
     let ready = ready.and_then(|()| load::warm_up(cluster));
+    let mut ours = Vec::new();
     for run in 1..=runs {
         let name = format!("scenarios::load (run {run} of {runs})");
         let outcome = ready.clone().and_then(|()| load::load(cluster, count));
-        record(name, outcome, passed, failed);
+        ours.extend(outcome.as_ref().ok().cloned());
+        record(name, outcome.map(|run| run.to_string()), passed, failed);
     }
-    if this.is_some()
+    if let Some(peer) = &peer {
+        let ready = cluster
+            .script(&["stand-in", peer])
+            .and_then(|()| load::warm_up(cluster));
+        let mut peers = Vec::new();
+        for run in 1..=runs {
+            let name = format!("scenarios::load, the Go implementation (run {run} of {runs})");
+            let outcome = ready.clone().and_then(|()| load::measure(cluster, count));
+            peers.extend(outcome.as_ref().ok().cloned());
+            record(name, outcome.map(|run| run.to_string()), passed, failed);
+        }
+        let compared = load::side_by_side(&ours, &peers);
+        record(
+            "scenarios::load, side by side".into(),
+            compared,
+            passed,
+            failed,
+        );
+    }
+    if (this.is_some() || peer.is_some())
         && let Err(e) = cluster.script(&["stand-in"])
     {
         failed.push(format!("stand-in: {e}"));

@@ -33,6 +33,7 @@ metadata:
 spec:
   group: e2e.example.org
   names: {{kind: XProbe, plural: xprobes}}
+  defaultCompositionRef: {{name: xprobes}}
 {scope}  versions:
     - name: v1
       served: true
@@ -73,11 +74,35 @@ pub fn composed_kind(cluster: &Cluster) -> (&'static str, &'static str, &'static
     }
 }
 
+/// The composition the load test's XRs select: the probe's work, but the
+/// second resource is composed unready until the first's uid is observed,
+/// where the probe's waits through `depends_on` (the Go implementation
+/// 0.11.0 has no `(resource, field)` form, and a plain dependency waits
+/// for conditions a ConfigMap never has), and with no response TTL (the
+/// probe's `depends_on` clears it): both implementations serve it alike.
+pub const PLAIN: &str = "xprobes-plain";
+
 /// Two resources, the second waiting for the first's uid; the greeting and
 /// the uid ride on annotations, which both kinds have. On 1.x the
 /// dependency's Usage is 1.x's (`usageAPIVersion: v1`), as a user there
 /// sets it.
-fn composition(cluster: &Cluster) -> String {
+fn compositions(cluster: &Cluster) -> String {
+    [
+        composition(
+            cluster,
+            "xprobes",
+            r#"depends_on = [(first, "metadata.uid")], ready = True"#,
+            "",
+        ),
+        composition(cluster, PLAIN, "ready = bool(uid)", "0"),
+    ]
+    .join("---\n")
+}
+
+/// The probe's composition `name`: `second` is how the second resource
+/// waits for the first, `ttl` the response TTL an XR without `spec.ttl`
+/// gets ("" for the function's own choice).
+fn composition(cluster: &Cluster, name: &str, second: &str, ttl: &str) -> String {
     let (api, kind, _) = composed_kind(cluster);
     let usages = if cluster.legacy() {
         "\n          usageAPIVersion: v1"
@@ -89,7 +114,7 @@ fn composition(cluster: &Cluster) -> String {
 apiVersion: apiextensions.crossplane.io/v1
 kind: Composition
 metadata:
-  name: xprobes
+  name: {name}
 spec:
   compositeTypeRef: {{apiVersion: e2e.example.org/v1, kind: XProbe}}
   mode: Pipeline
@@ -109,12 +134,12 @@ spec:
             uid = get_observed("first", "metadata.uid", "")
             Resource("second", {{"apiVersion": "{api}", "kind": "{kind}",
                                 "metadata": {{"annotations": {{"first": uid}}}}}},
-                     depends_on = [(first, "metadata.uid")], ready = True)
+                     {second})
             if uid:
                 set_xr_status("firstUid", uid)
             set_condition("Probed", "True", "Composed", "greeting " + greeting)
             emit_event("Normal", "composed " + greeting)
-            ttl = get(oxr, "spec.ttl", "")
+            ttl = get(oxr, "spec.ttl", "{ttl}")
             if ttl:
                 set_response_ttl(ttl)
 "#
@@ -158,7 +183,7 @@ pub fn install(cluster: &Cluster) -> Step {
             },
         )?;
     }
-    cluster.apply(&composition(cluster))
+    cluster.apply(&compositions(cluster))
 }
 
 /// An XProbe's manifest: in the probe's namespace on v2.
