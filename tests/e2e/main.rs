@@ -445,9 +445,14 @@ fn load_test(cluster: &Cluster, passed: &mut usize, failed: &mut Vec<String>) {
     let mut ours = Vec::new();
     for run in 1..=runs {
         let name = format!("scenarios::load (run {run} of {runs})");
-        let outcome = ready.clone().and_then(|()| load::load(cluster, count));
-        ours.extend(outcome.as_ref().ok().cloned());
-        record(name, outcome.map(|run| run.to_string()), passed, failed);
+        let measured = ready.clone().and_then(|()| load::measure(cluster, count));
+        ours.extend(measured.as_ref().ok().cloned());
+        record(
+            name,
+            measured.and_then(|run| load::held(&run)),
+            passed,
+            failed,
+        );
     }
     if let Some(peer) = &peer {
         let ready = cluster
