@@ -452,29 +452,25 @@ fn load_test(cluster: &Cluster, passed: &mut usize, failed: &mut Vec<String>) {
         passed,
         failed,
     );
-    let mut ours = Vec::new();
-    for run in 1..=runs {
-        let name = format!("scenarios::load (run {run} of {runs})");
-        let measured = ready.clone().and_then(|()| load::measure(cluster, count));
-        ours.extend(measured.as_ref().ok().cloned());
-        record(
-            name,
-            measured.and_then(|run| load::held(&run)),
-            passed,
-            failed,
-        );
-    }
+    // `runs` measured runs named after `side`, each recorded as `judge`
+    // says; the runs measured, every one, for the comparison.
+    let mut series =
+        |side: &str, ready: &cluster::Step, judge: fn(&load::Run) -> cluster::Step<String>| {
+            let mut measured_runs = Vec::new();
+            for run in 1..=runs {
+                let measured = ready.clone().and_then(|()| load::measure(cluster, count));
+                measured_runs.extend(measured.as_ref().ok().cloned());
+                let name = format!("scenarios::load{side} (run {run} of {runs})");
+                record(name, measured.and_then(|run| judge(&run)), passed, failed);
+            }
+            measured_runs
+        };
+    let ours = series("", &ready, load::held);
     if let Some(peer) = &peer {
         let ready = cluster
             .script(&["stand-in", peer])
             .and_then(|()| load::warm_up(cluster));
-        let mut peers = Vec::new();
-        for run in 1..=runs {
-            let name = format!("scenarios::load, the Go implementation (run {run} of {runs})");
-            let outcome = ready.clone().and_then(|()| load::measure(cluster, count));
-            peers.extend(outcome.as_ref().ok().cloned());
-            record(name, outcome.map(|run| run.to_string()), passed, failed);
-        }
+        let peers = series(", the Go implementation", &ready, |run| Ok(run.to_string()));
         let compared = load::side_by_side(&ours, &peers);
         record(
             "scenarios::load, side by side".into(),

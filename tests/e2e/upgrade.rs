@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::cluster::{Cluster, Step, calls_for_xrs, condition, resource_refs, wait_for};
+use crate::cluster::{Cluster, Step, calls_for_xrs, resource_refs, wait_for};
 use crate::scenarios::{
-    NAMESPACE, annotation, composed_kind, delete_all, expect, manifest, on_xprobes, ratio,
+    NAMESPACE, annotation, composed_kind, delete_all, expect, is, manifest, on_xprobes, ratio,
 };
 
 /// XRs that live through the upgrade and the downgrade.
@@ -201,19 +201,13 @@ fn settle(cluster: &Cluster, names: &[String], greeting: &str) -> Step<Settled> 
             let items = || list["items"].as_array().into_iter().flatten();
             circuit_open.extend(
                 items()
-                    .filter(|item| {
-                        condition(item, "Responsive").is_some_and(|c| c["status"] == "False")
-                    })
+                    .filter(|item| is(item, "Responsive", "False"))
                     .filter_map(|item| item["metadata"]["name"].as_str())
                     .filter(|name| name.starts_with("upgrade-"))
                     .map(str::to_string),
             );
             let ready: Vec<&str> = items()
-                .filter(|item| {
-                    let is =
-                        |kind: &str| condition(item, kind).is_some_and(|c| c["status"] == "True");
-                    is("Ready") && is("Synced")
-                })
+                .filter(|item| is(item, "Ready", "True") && is(item, "Synced", "True"))
                 .filter_map(|item| item["metadata"]["name"].as_str())
                 .filter(|name| name.starts_with("upgrade-"))
                 .collect();
