@@ -35,7 +35,10 @@
 //! threads`), `BENCH_SETTLE` (seconds to wait after the load before
 //! reading memory once more; idle workers exit after 60 s), `BENCH_SAVE`
 //! (a folder to write each request to, as `<workload>.bin`, for tracing a
-//! server under `tools/grpcload` by hand).
+//! server under `tools/grpcload` by hand), `BENCH_RATE` (with grpc-go:
+//! the callers together start that many calls a second, evenly spaced, as
+//! a controller reconciling now and then does; a call's CPU then includes
+//! waking up for it, which on a VM is most of it).
 
 // Latencies and sizes become ratios and percentiles: float arithmetic on
 // counts far below 2^52.
@@ -118,6 +121,15 @@ impl Series {
 
 const WARM_UP_CALLS: usize = 20;
 
+/// `BENCH_RATE`: calls a second from all callers together, 0 for one call
+/// after another.
+fn rate() -> f64 {
+    std::env::var("BENCH_RATE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.0)
+}
+
 /// Loads the server at `address` with `request` from `concurrency` callers
 /// for `seconds`, and adds what it measured to `series`: through the h2
 /// client, or through grpc-go when `BENCH_CLIENT=grpc-go`.
@@ -174,6 +186,7 @@ fn measure_grpc_go(
         .args(["-concurrency", &concurrency.to_string()])
         .args(["-seconds", &seconds.to_string()])
         .args(["-warmup", &WARM_UP_CALLS.to_string()])
+        .args(["-rate", &rate().to_string()])
         .output()
         .expect("grpcload runs");
     assert!(
@@ -506,6 +519,10 @@ fn main() {
         support::pki().is_none() || grpc_go().is_some(),
         "BENCH_TLS=1 needs BENCH_CLIENT=grpc-go (the h2 client speaks plaintext)"
     );
+    assert!(
+        rate() == 0.0 || grpc_go().is_some(),
+        "BENCH_RATE needs BENCH_CLIENT=grpc-go (the h2 client calls one after another)"
+    );
     let noop = noop::start();
     // The no-op server speaks plaintext only.
     let noop_levels: &[usize] = if support::pki().is_some() {
@@ -597,7 +614,12 @@ fn print_table(this: &Report, peer: Option<&Report>, transport: &[(usize, Sample
     } else {
         "plaintext"
     };
-    let _ = writeln!(out, "\nClient: {client}, {transport_kind}.");
+    let pace = if rate() > 0.0 {
+        format!(", paced at {} calls a second", rate())
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "\nClient: {client}, {transport_kind}{pace}.");
     let _ = writeln!(
         out,
         "\n| workload | c | p50 ms | p99 ms | req/s | CPU µs/call | client CPU µs/call |{}",

@@ -4,7 +4,12 @@
 // ready), a pre-serialised request sent as raw bytes and the answers kept
 // as raw bytes. benches/load.rs runs it beside its own h2 client.
 //
-//	grpcload -address 127.0.0.1:9443 -request req.bin -concurrency 16 -seconds 3 [-certs DIR]
+//	grpcload -address 127.0.0.1:9443 -request req.bin -concurrency 16 -seconds 3 [-certs DIR] [-rate N]
+//
+// With -rate, the callers together start N calls a second, evenly spaced,
+// as a controller reconciling now and then does, instead of one call
+// after another: a paced server sleeps between calls, and what a call
+// costs then includes waking up for it.
 //
 // With -certs, it speaks mTLS with the files Crossplane mounts (tls.crt,
 // tls.key, ca.crt). It prints one JSON object: calls answered, errors,
@@ -115,6 +120,7 @@ func main() {
 	warmUp := flag.Int("warmup", 20, "calls before measuring")
 	certs := flag.String("certs", "", "a folder with tls.crt, tls.key and ca.crt: speak mTLS")
 	serverName := flag.String("server-name", "localhost", "the name the server's certificate must hold")
+	rate := flag.Float64("rate", 0, "calls a second from all callers together; 0: each caller calls again at once")
 	flag.Parse()
 
 	request, err := os.ReadFile(*requestFile)
@@ -153,14 +159,25 @@ func main() {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	out := result{}
+	// Each caller's calls are `every` apart, the callers' offset from each
+	// other so that together they are evenly spaced.
+	var every time.Duration
+	if *rate > 0 {
+		every = time.Duration(float64(*concurrency) * float64(time.Second) / *rate)
+	}
 	for c := 0; c < *concurrency; c++ {
 		wg.Add(1)
-		go func() {
+		go func(c int) {
 			defer wg.Done()
 			latencies := make([]int64, 0, 4096)
 			errs := 0
 			first := ""
+			next := started.Add(every * time.Duration(c) / time.Duration(*concurrency))
 			for time.Now().Before(until) {
+				if every > 0 {
+					time.Sleep(time.Until(next))
+					next = next.Add(every)
+				}
 				sent := time.Now()
 				if err := call(); err != nil {
 					errs++
@@ -178,7 +195,7 @@ func main() {
 				out.FirstError = first
 			}
 			mu.Unlock()
-		}()
+		}(c)
 	}
 	wg.Wait()
 	out.Seconds = time.Since(started).Seconds()
