@@ -10,14 +10,17 @@
 //!
 //! The price is CPU: at most the budget per wait, and only where nothing
 //! else could use it. The server polls only for the single run in flight,
-//! and only when no run has had company for a while (see
+//! only when no run has had company for a while (see
 //! `processes::CALM_AFTER`): under load its threads have other requests
-//! to serve, even at moments when one run is all the workers hold. A
-//! worker polls for its next job right after answering, under the same
-//! condition (the server sets the job's `poll_after`), when a busy caller
-//! sends the next one. Both yield the CPU between polls, so a
-//! runnable thread on the same core goes first. `--worker-poll-micros 0`
-//! turns polling off.
+//! to serve, even at moments when one run is all the workers hold; and
+//! only when that run came within the budget of the last one's answer: a
+//! caller that calls now and then, as a controller does, would have every
+//! worker poll out its whole budget after each answer (see
+//! `processes::Flight`). A worker polls for its next job right after
+//! answering, under the same condition (the server sets the job's
+//! `poll_after`), when a busy caller sends the next one. Both yield the
+//! CPU between polls, so a runnable thread on the same core goes first.
+//! `--worker-poll-micros 0` turns polling off.
 
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};

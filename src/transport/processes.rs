@@ -40,7 +40,7 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -177,7 +177,7 @@ impl Pool {
                 state: Mutex::default(),
                 jobs: Notify::new(),
                 room: Notify::new(),
-                flight: Flight::new(),
+                flight: Flight::new(config.poll_budget()),
             }),
             config,
         })
@@ -397,38 +397,67 @@ impl Shared {
 /// caller sending one request after another never has two in flight.
 pub const CALM_AFTER: Duration = Duration::from_millis(20);
 
-/// The jobs in flight, and when waits may poll again.
+/// The jobs in flight, and when waits may poll.
+///
+/// Polling pays for a caller that sends its next request as soon as it
+/// has the answer (a test suite, a render loop, a benchmark): the next job
+/// and each answer come within the poll budget. A controller reconciling
+/// now and then sends a job milliseconds after the last one left; the
+/// worker's poll for its next job then always runs out, and that CPU is
+/// most of what such a call costs. So a lone job polls only when it
+/// entered within the poll budget of the last one leaving.
 struct Flight {
     count: AtomicUsize,
     /// [`worker::monotonic_nanos`] from which a lone job polls:
     /// [`CALM_AFTER`] past the last time a job entered with another in
     /// flight (0 until then).
     calm_from: AtomicU64,
+    /// [`worker::monotonic_nanos`] when a job last left (0 until one has).
+    left_at: AtomicU64,
+    /// Whether the last job that entered alone followed the one before it
+    /// within `within`.
+    following: AtomicBool,
+    /// The poll budget, in nanoseconds.
+    within: u64,
 }
 
 impl Flight {
-    fn new() -> Flight {
+    fn new(poll_budget: Duration) -> Flight {
         Flight {
             count: AtomicUsize::new(0),
             calm_from: AtomicU64::new(0),
+            left_at: AtomicU64::new(0),
+            following: AtomicBool::new(false),
+            within: u64::try_from(poll_budget.as_nanos()).unwrap_or(u64::MAX),
         }
     }
 
     /// Counts a job in flight until the guard is dropped.
     fn enter(&self) -> InFlight<'_> {
+        let now = worker::monotonic_nanos();
         if self.count.fetch_add(1, Ordering::AcqRel) > 0 {
             self.calm_from
-                .store(worker::monotonic_nanos_after(CALM_AFTER), Ordering::Release);
+                .store(now.saturating_add(nanos(CALM_AFTER)), Ordering::Release);
+        } else {
+            let left_at = self.left_at.load(Ordering::Acquire);
+            let following = left_at != 0 && now.saturating_sub(left_at) <= self.within;
+            self.following.store(following, Ordering::Release);
         }
         InFlight(self)
     }
 
-    /// Whether a single job is in flight and none has had company for
-    /// [`CALM_AFTER`]: only then is a wait worth polling for.
+    /// Whether a single job is in flight, none has had company for
+    /// [`CALM_AFTER`], and it followed the last one closely: only then is
+    /// a wait worth polling for.
     fn alone(&self) -> bool {
         self.count.load(Ordering::Acquire) == 1
+            && self.following.load(Ordering::Acquire)
             && worker::monotonic_nanos() >= self.calm_from.load(Ordering::Acquire)
     }
+}
+
+fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// A job counted in flight until dropped.
@@ -436,6 +465,9 @@ struct InFlight<'a>(&'a Flight);
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
+        self.0
+            .left_at
+            .store(worker::monotonic_nanos(), Ordering::Release);
         self.0.count.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -444,9 +476,14 @@ impl Drop for InFlight<'_> {
 mod tests {
     use super::*;
 
+    const BUDGET: Duration = Duration::from_millis(50);
+
     #[test]
-    fn a_lone_job_polls() {
-        let flight = Flight::new();
+    fn a_lone_job_that_follows_the_last_closely_polls() {
+        let flight = Flight::new(BUDGET);
+        let first = flight.enter();
+        assert!(!flight.alone(), "the first job follows nothing");
+        drop(first);
         let only = flight.enter();
         assert!(flight.alone());
         drop(only);
@@ -455,8 +492,21 @@ mod tests {
     }
 
     #[test]
+    fn a_job_long_after_the_last_does_not_poll() {
+        let flight = Flight::new(BUDGET);
+        drop(flight.enter());
+        std::thread::sleep(BUDGET * 2);
+        let late = flight.enter();
+        assert!(!flight.alone(), "a paced caller's next job is far off");
+        drop(late);
+        let _soon = flight.enter();
+        assert!(flight.alone());
+    }
+
+    #[test]
     fn company_stops_polling_until_it_has_been_calm_for_a_while() {
-        let flight = Flight::new();
+        let flight = Flight::new(CALM_AFTER * 10);
+        drop(flight.enter());
         let first = flight.enter();
         let second = flight.enter();
         assert!(!flight.alone());
