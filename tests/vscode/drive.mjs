@@ -32,12 +32,20 @@ const send = (method, params = {}) =>
   });
 const evaluate = async (expression) =>
   (await send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true })).result?.result?.value;
-// The value of `expression` once it is truthy.
-const until = async (what, expression, ms = 30000) => {
+// The value of `expression` once it is truthy. `again`, if given, is done
+// once more every few seconds while it is not: a key that opens a widget
+// can be lost on a busy machine (pressed while the editor was still taking
+// the click's focus), and pressing it again is what a person would do.
+const until = async (what, expression, ms = 30000, again = null) => {
   const started = Date.now();
+  let last = started;
   while (Date.now() - started < ms) {
     const value = await evaluate(expression);
     if (value) return value;
+    if (again && Date.now() - last > 3000) {
+      await again();
+      last = Date.now();
+    }
     await sleep(150);
   }
   throw new Error(`timed out waiting for ${what}`);
@@ -104,7 +112,7 @@ const everything = async () => {
   await click(keyword);
   await sleep(300);
   await press(".", CTRL);
-  seen.fixes = await until("the quick fixes", `(() => { const rows = [...document.querySelectorAll('.action-widget .monaco-list-row, .action-widget .action-label')].map(r => r.textContent); return rows.length ? rows : null; })()`);
+  seen.fixes = await until("the quick fixes", `(() => { const rows = [...document.querySelectorAll('.action-widget .monaco-list-row, .action-widget .action-label')].map(r => r.textContent); return rows.length ? rows : null; })()`, 30000, () => press(".", CTRL));
   await shoot("3-quick-fix");
   await press("Enter");
   seen.fixed_line = await until("the fixed line", `(() => { const l = [...document.querySelectorAll('.view-line')].map(l => l.textContent.replace(/\u00a0/g, ' ')).find(t => t.includes('depends_on')); return l || null; })()`);
@@ -116,7 +124,7 @@ const everything = async () => {
   await press("End");
   await send("Input.insertText", { text: "Reso" });
   await press(" ", CTRL);
-  seen.completion = await until("the suggestions", `(() => { const rows = [...document.querySelectorAll('.suggest-widget .monaco-list-row')].map(r => r.textContent); return rows.length ? rows : null; })()`);
+  seen.completion = await until("the suggestions", `(() => { const rows = [...document.querySelectorAll('.suggest-widget .monaco-list-row')].map(r => r.textContent); return rows.length ? rows : null; })()`, 30000, () => press(" ", CTRL));
   await shoot("4-completion");
   await press("Escape");
 
@@ -141,7 +149,7 @@ const everything = async () => {
   // The extension's commands, from the command palette.
   const command = async (title) => {
     await press("F1");
-    await until("the command palette", "!!document.querySelector('.quick-input-widget:not([style*=\"display: none\"]) input')");
+    await until("the command palette", "!!document.querySelector('.quick-input-widget:not([style*=\"display: none\"]) input')", 30000, () => press("F1"));
     await send("Input.insertText", { text: title });
     await sleep(500);
     await press("Enter");
