@@ -64,7 +64,10 @@ pub struct Cli {
     /// Microseconds a wait on a worker process polls before sleeping: the
     /// server for the answer of the only run in flight, a worker for its
     /// next job, once no two runs have been in flight for 20 ms (under
-    /// load, polling holds a core the server needs). Waking a sleeping
+    /// load, polling holds a core the server needs) and only for a run
+    /// that came within this budget of the last answer (a caller calling
+    /// now and then, as Crossplane does, would have every wait poll out
+    /// its budget). Waking a sleeping
     /// thread costs tens of microseconds on small VMs; polling trades at
     /// most this much CPU per wait for it (0: never poll). Ignored with
     /// `--isolation threads`.
