@@ -417,8 +417,8 @@ struct Flight {
     /// Whether the last job that entered alone followed the one before it
     /// within `within`.
     following: AtomicBool,
-    /// The poll budget, in nanoseconds.
-    within: u64,
+    /// The poll budget.
+    within: Duration,
 }
 
 impl Flight {
@@ -428,20 +428,20 @@ impl Flight {
             calm_from: AtomicU64::new(0),
             left_at: AtomicU64::new(0),
             following: AtomicBool::new(false),
-            within: u64::try_from(poll_budget.as_nanos()).unwrap_or(u64::MAX),
+            within: poll_budget,
         }
     }
 
     /// Counts a job in flight until the guard is dropped.
     fn enter(&self) -> InFlight<'_> {
-        let now = worker::monotonic_nanos();
         if self.count.fetch_add(1, Ordering::AcqRel) > 0 {
             self.calm_from
-                .store(now.saturating_add(nanos(CALM_AFTER)), Ordering::Release);
+                .store(worker::monotonic_nanos_after(CALM_AFTER), Ordering::Release);
         } else {
             let left_at = self.left_at.load(Ordering::Acquire);
-            let following = left_at != 0 && now.saturating_sub(left_at) <= self.within;
-            self.following.store(following, Ordering::Release);
+            let since = Duration::from_nanos(worker::monotonic_nanos().saturating_sub(left_at));
+            self.following
+                .store(left_at != 0 && since <= self.within, Ordering::Release);
         }
         InFlight(self)
     }
@@ -454,10 +454,6 @@ impl Flight {
             && self.following.load(Ordering::Acquire)
             && worker::monotonic_nanos() >= self.calm_from.load(Ordering::Acquire)
     }
-}
-
-fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// A job counted in flight until dropped.
