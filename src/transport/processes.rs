@@ -177,7 +177,7 @@ impl Pool {
                 state: Mutex::default(),
                 jobs: Notify::new(),
                 room: Notify::new(),
-                flight: Flight::new(config.poll_budget()),
+                flight: Flight::new(config.poll_budget(), CALM_AFTER),
             }),
             config,
         })
@@ -409,9 +409,11 @@ pub const CALM_AFTER: Duration = Duration::from_millis(20);
 struct Flight {
     count: AtomicUsize,
     /// [`worker::monotonic_nanos`] from which a lone job polls:
-    /// [`CALM_AFTER`] past the last time a job entered with another in
+    /// `calm_after` past the last time a job entered with another in
     /// flight (0 until then).
     calm_from: AtomicU64,
+    /// [`CALM_AFTER`], unless a test moves it.
+    calm_after: Duration,
     /// [`worker::monotonic_nanos`] when a job last left (0 until one has).
     left_at: AtomicU64,
     /// Whether the last job that entered alone followed the one before it
@@ -422,10 +424,11 @@ struct Flight {
 }
 
 impl Flight {
-    fn new(poll_budget: Duration) -> Flight {
+    fn new(poll_budget: Duration, calm_after: Duration) -> Flight {
         Flight {
             count: AtomicUsize::new(0),
             calm_from: AtomicU64::new(0),
+            calm_after,
             left_at: AtomicU64::new(0),
             following: AtomicBool::new(false),
             within: poll_budget,
@@ -435,8 +438,10 @@ impl Flight {
     /// Counts a job in flight until the guard is dropped.
     fn enter(&self) -> InFlight<'_> {
         if self.count.fetch_add(1, Ordering::AcqRel) > 0 {
-            self.calm_from
-                .store(worker::monotonic_nanos_after(CALM_AFTER), Ordering::Release);
+            self.calm_from.store(
+                worker::monotonic_nanos_after(self.calm_after),
+                Ordering::Release,
+            );
         } else {
             let left_at = self.left_at.load(Ordering::Acquire);
             let since = Duration::from_nanos(worker::monotonic_nanos().saturating_sub(left_at));
@@ -447,7 +452,7 @@ impl Flight {
     }
 
     /// Whether a single job is in flight, none has had company for
-    /// [`CALM_AFTER`], and it followed the last one closely: only then is
+    /// `calm_after`, and it followed the last one closely: only then is
     /// a wait worth polling for.
     fn alone(&self) -> bool {
         self.count.load(Ordering::Acquire) == 1
@@ -472,13 +477,14 @@ impl Drop for InFlight<'_> {
 mod tests {
     use super::*;
 
-    /// Long enough that no scheduling delay between two statements
-    /// reaches it, even on a busy machine.
+    /// The poll budget and the calm the tests give a flight: long enough
+    /// that no scheduling delay between two statements reaches it, even
+    /// on a busy machine.
     const BUDGET: Duration = Duration::from_secs(1);
 
     #[test]
     fn a_lone_job_that_follows_the_last_closely_polls() {
-        let flight = Flight::new(BUDGET);
+        let flight = Flight::new(BUDGET, BUDGET);
         let first = flight.enter();
         assert!(!flight.alone(), "the first job follows nothing");
         drop(first);
@@ -491,7 +497,7 @@ mod tests {
 
     #[test]
     fn a_job_long_after_the_last_does_not_poll() {
-        let flight = Flight::new(BUDGET);
+        let flight = Flight::new(BUDGET, BUDGET);
         drop(flight.enter());
         std::thread::sleep(BUDGET + Duration::from_millis(100));
         let late = flight.enter();
@@ -503,7 +509,8 @@ mod tests {
 
     #[test]
     fn company_stops_polling_until_it_has_been_calm_for_a_while() {
-        let flight = Flight::new(BUDGET);
+        // Calm after BUDGET; a next job within three times that follows.
+        let flight = Flight::new(BUDGET * 3, BUDGET);
         drop(flight.enter());
         let first = flight.enter();
         let second = flight.enter();
@@ -516,7 +523,7 @@ mod tests {
         let third = flight.enter();
         assert!(!flight.alone());
         drop(third);
-        std::thread::sleep(CALM_AFTER);
+        std::thread::sleep(BUDGET + Duration::from_millis(100));
         let _fourth = flight.enter();
         assert!(flight.alone());
     }
