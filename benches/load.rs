@@ -269,7 +269,9 @@ fn measure_h2(
 
 /// A gRPC server on tonic, as this function's, that answers RunFunction at
 /// once with an empty response: what the transport and the client cost
-/// before any function does anything. Runs on two threads in this process.
+/// before any function does anything. Runs on one thread of this process,
+/// on tokio's current-thread runtime, as this function serves by default
+/// (`--server-threads 1`).
 mod noop {
     use std::convert::Infallible;
     use std::future::{Ready, ready};
@@ -319,8 +321,7 @@ mod noop {
         let address = format!("127.0.0.1:{}", free_port());
         let bind = address.parse().expect("a loopback address");
         std::thread::spawn(move || {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
+            tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .expect("a tokio runtime")
