@@ -46,7 +46,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use prost::Message;
-use tokio::net::UnixStream;
 use tokio::process::{Child, Command};
 use tokio::sync::{Notify, oneshot};
 
@@ -57,6 +56,9 @@ use crate::wire::codec::failed;
 use crate::wire::{Answer, Job};
 
 mod lane;
+mod socket;
+
+use socket::WorkerSocket;
 
 /// How long past its deadline a run may take before its worker is killed.
 pub const GRACE: Duration = Duration::from_millis(50);
@@ -80,7 +82,7 @@ pub const DEFAULT_IDLE_RETIREMENT: Duration = Duration::from_mins(1);
 /// One worker process and the socket to it.
 struct Worker {
     child: Child,
-    socket: UnixStream,
+    socket: WorkerSocket,
 }
 
 /// A job waiting for a worker, or in one.
@@ -384,7 +386,7 @@ impl Shared {
             .spawn()?;
         Ok(Worker {
             child,
-            socket: UnixStream::from_std(ours)?,
+            socket: WorkerSocket::new(ours)?,
         })
     }
 }

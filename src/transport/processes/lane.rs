@@ -12,7 +12,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use rustix::io::Errno;
 use tokio::time::Instant;
 
-use super::{DEPTH, Ended, GRACE, Queued, Shared, State, Worker};
+use super::{DEPTH, Ended, GRACE, Queued, Shared, State, Worker, WorkerSocket};
 use crate::transport::poll;
 use crate::transport::worker::{
     FRAME_ANSWER, FRAME_EXPIRED, FRAME_OVER_BUDGET, FRAME_READY, monotonic_nanos_after,
@@ -120,7 +120,7 @@ enum Event {
 /// counts.
 pub(super) async fn drive(shared: Arc<Shared>, mut worker: Worker) {
     let mut lane = Lane::new(shared.clone());
-    let exit = lane.run(&shared, &worker).await;
+    let exit = lane.run(&shared, &mut worker).await;
     lane.settle(&shared, &mut worker, exit).await;
 }
 
@@ -144,7 +144,7 @@ impl Lane {
         self.place != Place::Fast
     }
 
-    async fn run(&mut self, shared: &Arc<Shared>, worker: &Worker) -> Exit {
+    async fn run(&mut self, shared: &Arc<Shared>, worker: &mut Worker) -> Exit {
         loop {
             if !self.demoted() {
                 self.pull(shared);
@@ -174,6 +174,9 @@ impl Lane {
             }
             let wake = self.next_wake(shared);
             let writing = self.writing();
+            if let Err(e) = worker.socket.watch_writes(writing) {
+                return Exit::Died(format!("cannot watch the socket: {e}"));
+            }
             let idle = self.fifo.is_empty() && !self.demoted();
             let room = !self.fifo.is_empty() && self.fifo.len() < DEPTH && !self.demoted();
             let head_closed = async {
@@ -249,7 +252,7 @@ impl Lane {
     }
 
     /// Writes what the socket takes of the frames not yet written.
-    fn write(&mut self, socket: &tokio::net::UnixStream) -> std::io::Result<()> {
+    fn write(&mut self, socket: &WorkerSocket) -> std::io::Result<()> {
         loop {
             let mut slices: Vec<IoSlice> = Vec::with_capacity(8);
             for sent in self.fifo.iter().filter(|s| !s.written_all()) {
@@ -306,7 +309,7 @@ impl Lane {
     /// with a system call of its own rather than after a turn of the
     /// reactor, which cost a wait for events and a second pass of the
     /// driver for every answer polling caught.
-    fn read(&mut self, socket: &tokio::net::UnixStream, polled: bool) -> std::io::Result<bool> {
+    fn read(&mut self, socket: &WorkerSocket, polled: bool) -> std::io::Result<bool> {
         if polled && !self.read_now(socket)? {
             return Ok(false);
         }
@@ -314,7 +317,7 @@ impl Lane {
             if self.inbox.capacity() - self.inbox.len() < 4096 {
                 self.inbox.reserve(self.wanted().max(READ_SIZE));
             }
-            match socket.try_read_buf(&mut self.inbox) {
+            match socket.try_read(&mut self.inbox) {
                 Ok(0) => return Ok(false),
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(true),
@@ -327,7 +330,7 @@ impl Lane {
     /// Reads what the socket holds now, past tokio; `Ok(false)` at the end
     /// of the stream. What is left (an answer longer than one read) comes
     /// through tokio, once its reactor sees it.
-    fn read_now(&mut self, socket: &tokio::net::UnixStream) -> std::io::Result<bool> {
+    fn read_now(&mut self, socket: &WorkerSocket) -> std::io::Result<bool> {
         let filled = self.inbox.len();
         self.inbox.resize(filled + READ_SIZE, 0);
         let read = recv_waiting(socket, &mut self.inbox[filled..]);
@@ -652,8 +655,7 @@ fn lower_priority(pid: Option<u32>) {
 /// as writing the counters of a profile-generating build, gets done); one
 /// that has not gone within [`RETIRE_WAIT`] is killed by the caller.
 async fn retire(worker: &mut Worker) {
-    use tokio::io::AsyncWriteExt;
-    if worker.socket.shutdown().await.is_err() {
+    if worker.socket.shutdown_writes().is_err() {
         return;
     }
     if let Ok(Ok(status)) = tokio::time::timeout(RETIRE_WAIT, worker.child.wait()).await {
@@ -681,10 +683,10 @@ mod tests {
     }
 
     /// A socket as the driver holds it, and the worker's end.
-    fn pair() -> (tokio::net::UnixStream, std::os::unix::net::UnixStream) {
+    fn pair() -> (WorkerSocket, std::os::unix::net::UnixStream) {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("a pair");
         ours.set_nonblocking(true).expect("non-blocking");
-        let ours = tokio::net::UnixStream::from_std(ours).expect("registered");
+        let ours = WorkerSocket::new(ours).expect("registered");
         (ours, theirs)
     }
 
