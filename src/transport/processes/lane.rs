@@ -16,7 +16,6 @@ use super::{DEPTH, Ended, GRACE, Queued, Shared, State, Worker, WorkerSocket};
 use crate::transport::poll;
 use crate::transport::worker::{
     FRAME_ANSWER, FRAME_EXPIRED, FRAME_OVER_BUDGET, FRAME_READY, monotonic_nanos_after,
-    recv_waiting,
 };
 
 /// The lowest CPU priority, which demoted workers get.
@@ -331,11 +330,7 @@ impl Lane {
     /// of the stream. What is left (an answer longer than one read) comes
     /// through tokio, once its reactor sees it.
     fn read_now(&mut self, socket: &WorkerSocket) -> std::io::Result<bool> {
-        let filled = self.inbox.len();
-        self.inbox.resize(filled + READ_SIZE, 0);
-        let read = recv_waiting(socket, &mut self.inbox[filled..]);
-        self.inbox.truncate(filled + read.unwrap_or(0));
-        match read {
+        match socket.read_now(&mut self.inbox, READ_SIZE) {
             Ok(0) => Ok(false),
             Ok(_) | Err(Errno::AGAIN) => Ok(true),
             Err(e) => Err(e.into()),

@@ -4,8 +4,8 @@
 //! A Unix socket tells its writer every time its reader takes bytes: the
 //! kernel wakes whoever waits to write, whether a write waited or not.
 //! Registered for writing as well as reading (as tokio's `UnixStream` is),
-//! the server's thread woke once more per job, a few microseconds after
-//! writing it, when the worker read it, only to find nothing to do. A
+//! the server's thread woke once more per job, some tens of microseconds
+//! after writing it, when the worker read it, only to find nothing to do. A
 //! write needs the reactor only when the socket is full (a job larger
 //! than its buffer, or jobs written faster than the worker reads them):
 //! then a second descriptor of the same socket is registered for writing,
@@ -16,6 +16,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 
 use bytes::BytesMut;
+use rustix::io::Errno;
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
@@ -51,14 +52,22 @@ impl WorkerSocket {
     /// `inbox`'s spare capacity (at least a byte). `WouldBlock` when
     /// there is nothing, or the reactor has not seen anything come.
     pub fn try_read(&self, inbox: &mut BytesMut) -> io::Result<usize> {
-        self.reading.try_io(Interest::READABLE, |stream| {
-            let filled = inbox.len();
-            let room = (inbox.capacity() - filled).max(1);
-            inbox.resize(filled + room, 0);
-            let read = recv_waiting(stream, &mut inbox[filled..]);
-            inbox.truncate(filled + read.unwrap_or(0));
-            read.map_err(io::Error::from)
+        let room = (inbox.capacity() - inbox.len()).max(1);
+        self.reading.try_io(Interest::READABLE, |_| {
+            self.read_now(inbox, room).map_err(io::Error::from)
         })
+    }
+
+    /// Reads what the socket holds now, up to `room` bytes, onto the end
+    /// of `inbox`, whatever the reactor has seen: `AGAIN` when there is
+    /// nothing. The reactor still takes the socket for readable until a
+    /// read through it would block.
+    pub fn read_now(&self, inbox: &mut BytesMut, room: usize) -> Result<usize, Errno> {
+        let filled = inbox.len();
+        inbox.resize(filled + room, 0);
+        let read = recv_waiting(self, &mut inbox[filled..]);
+        inbox.truncate(filled + read.unwrap_or(0));
+        read
     }
 
     /// Writes what the socket takes of `slices`. `WouldBlock` when it is
@@ -118,7 +127,6 @@ fn register<T: AsFd + std::os::fd::AsRawFd>(fd: T, interest: Interest) -> io::Re
     registered.map_err(io::Error::from)
 }
 
-
 #[cfg(test)]
 mod tests {
     use std::io::Read;
@@ -148,7 +156,12 @@ mod tests {
     async fn the_worker_reading_its_job_does_not_wake_the_server() {
         let (socket, mut theirs) = pair();
         let job = [7u8; 100];
-        assert_eq!(socket.try_write_vectored(&[IoSlice::new(&job)]).expect("written"), 100);
+        assert_eq!(
+            socket
+                .try_write_vectored(&[IoSlice::new(&job)])
+                .expect("written"),
+            100
+        );
         let worker = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(50));
             let mut read = [0u8; 100];
