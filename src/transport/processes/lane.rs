@@ -26,6 +26,11 @@ const NICEST: i32 = 19;
 /// call.
 const READ_SIZE: usize = 16 << 10;
 
+/// The most one read through tokio gives room for: more than a Unix
+/// socket holds by default (208 KiB), so that a long answer read in
+/// pieces does not have the rest of its frame's room cleared before each.
+const READ_AT_MOST: usize = 256 << 10;
+
 /// How long a retired worker has to exit on its own.
 const RETIRE_WAIT: Duration = Duration::from_secs(1);
 
@@ -316,7 +321,8 @@ impl Lane {
             if self.inbox.capacity() - self.inbox.len() < 4096 {
                 self.inbox.reserve(self.wanted().max(READ_SIZE));
             }
-            match socket.try_read(&mut self.inbox) {
+            let room = self.wanted().clamp(READ_SIZE, READ_AT_MOST);
+            match socket.try_read(&mut self.inbox, room) {
                 Ok(0) => return Ok(false),
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(true),
@@ -667,6 +673,7 @@ mod tests {
     use super::*;
     use crate::limits::Limits;
     use crate::transport::processes::Pool;
+    use crate::transport::processes::socket::tests::pair;
     use crate::transport::worker::Config;
 
     /// A lane the pool does not count: its drop leaves the counts alone.
@@ -675,14 +682,6 @@ mod tests {
         let mut lane = Lane::new(pool.shared.clone());
         lane.left = true;
         lane
-    }
-
-    /// A socket as the driver holds it, and the worker's end.
-    fn pair() -> (WorkerSocket, std::os::unix::net::UnixStream) {
-        let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("a pair");
-        ours.set_nonblocking(true).expect("non-blocking");
-        let ours = WorkerSocket::new(ours).expect("registered");
-        (ours, theirs)
     }
 
     /// On a runtime of one thread, nothing turns the reactor while the

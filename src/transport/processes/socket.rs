@@ -48,11 +48,12 @@ impl WorkerSocket {
         self.reading.readable().await.map(drop)
     }
 
-    /// Reads what the socket holds, as far as the reactor knows, into
-    /// `inbox`'s spare capacity (at least a byte). `WouldBlock` when
-    /// there is nothing, or the reactor has not seen anything come.
-    pub fn try_read(&self, inbox: &mut BytesMut) -> io::Result<usize> {
-        let room = (inbox.capacity() - inbox.len()).max(1);
+    /// Reads what the socket holds, as far as the reactor knows, up to
+    /// `room` bytes within `inbox`'s spare capacity (at least a byte).
+    /// `WouldBlock` when there is nothing, or the reactor has not seen
+    /// anything come.
+    pub fn try_read(&self, inbox: &mut BytesMut, room: usize) -> io::Result<usize> {
+        let room = room.min(inbox.capacity() - inbox.len()).max(1);
         self.reading.try_io(Interest::READABLE, |_| {
             self.read_now(inbox, room).map_err(io::Error::from)
         })
@@ -119,7 +120,7 @@ impl AsFd for WorkerSocket {
 }
 
 /// `fd` registered with the reactor for `interest` alone.
-fn register<T: AsFd + std::os::fd::AsRawFd>(fd: T, interest: Interest) -> io::Result<AsyncFd<T>> {
+fn register<T: std::os::fd::AsRawFd>(fd: T, interest: Interest) -> io::Result<AsyncFd<T>> {
     // SAFETY: the `AsyncFd` owns `fd` (a socket or its duplicate), which
     // stays open, the same descriptor, until the `AsyncFd` is dropped.
     #[allow(unsafe_code)]
@@ -128,13 +129,14 @@ fn register<T: AsFd + std::os::fd::AsRawFd>(fd: T, interest: Interest) -> io::Re
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::io::Read;
     use std::time::Duration;
 
     use super::*;
 
-    fn pair() -> (WorkerSocket, UnixStream) {
+    /// A socket as the server holds it, and the worker's end.
+    pub(in crate::transport::processes) fn pair() -> (WorkerSocket, UnixStream) {
         let (ours, theirs) = UnixStream::pair().expect("a pair");
         ours.set_nonblocking(true).expect("non-blocking");
         (WorkerSocket::new(ours).expect("registered"), theirs)
@@ -166,7 +168,9 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
             let mut read = [0u8; 100];
             theirs.read_exact(&mut read).expect("the job");
-            std::thread::sleep(Duration::from_millis(50));
+            // Long after the job, so that the server is asleep again
+            // before the answer comes, even on a busy machine.
+            std::thread::sleep(Duration::from_millis(250));
             theirs.write_all(b"an answer").expect("answered");
             theirs
         });
