@@ -142,17 +142,21 @@ const QUIET: Duration = Duration::from_secs(5);
 /// ready read 7.35 calls per XR, the two after it 4.2.
 fn wait_quiet() -> Step {
     let mut last = crossplane_calls()?;
-    wait_for("no call for 5 s", Duration::from_mins(3), || {
-        std::thread::sleep(QUIET);
-        let now = crossplane_calls()?;
-        let moved = now.saturating_sub(last);
-        last = now;
-        if moved == 0 {
-            Ok(Some(()))
-        } else {
-            Err(format!("{moved} calls in the last 5 s"))
-        }
-    })
+    wait_for(
+        &format!("no call for {QUIET:?}"),
+        Duration::from_mins(3),
+        || {
+            std::thread::sleep(QUIET);
+            let now = crossplane_calls()?;
+            let moved = now.saturating_sub(last);
+            last = now;
+            if moved == 0 {
+                Ok(Some(()))
+            } else {
+                Err(format!("{moved} calls in the last {QUIET:?}"))
+            }
+        },
+    )
 }
 
 /// One run of `count` XRs, held to nothing, on a quiet control plane.

@@ -318,10 +318,11 @@ impl Lane {
             return Ok(false);
         }
         loop {
+            let wanted = self.wanted();
             if self.inbox.capacity() - self.inbox.len() < 4096 {
-                self.inbox.reserve(self.wanted().max(READ_SIZE));
+                self.inbox.reserve(wanted.max(READ_SIZE));
             }
-            let room = self.wanted().clamp(READ_SIZE, READ_AT_MOST);
+            let room = wanted.clamp(READ_SIZE, READ_AT_MOST);
             match socket.try_read(&mut self.inbox, room) {
                 Ok(0) => return Ok(false),
                 Ok(_) => {}
