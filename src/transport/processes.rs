@@ -47,7 +47,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use prost::Message;
 use tokio::process::{Child, Command};
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::{Notify, oneshot, watch};
 
 use super::worker::{self, Config};
 use crate::error::Error;
@@ -141,6 +141,9 @@ struct Shared {
     /// Jobs queued or in workers, and whether there has been only one of
     /// late: that one polls for its answer.
     flight: Flight,
+    /// How the first worker to say it is ready or to stop before it did
+    /// ended: ready, or why it stopped. Unset until then.
+    first: watch::Sender<Option<Result<(), String>>>,
 }
 
 /// The queue and the count of workers, under one lock.
@@ -180,6 +183,7 @@ impl Pool {
                 jobs: Notify::new(),
                 room: Notify::new(),
                 flight: Flight::new(config.poll_budget(), CALM_AFTER),
+                first: watch::Sender::new(None),
             }),
             config,
         })
@@ -204,33 +208,30 @@ impl Pool {
         &self.config
     }
 
-    /// Starts one worker and runs a trivial script on it, so that the
-    /// first request finds a worker ready. Requests arriving meanwhile
-    /// wait for this worker instead of starting their own.
+    /// Starts a worker unless one runs, and waits until a worker is ready
+    /// (it has run a trivial script, so its caches are warm). Requests
+    /// arriving meanwhile wait for this worker instead of starting their
+    /// own, and the first of them is its first job: nothing runs ahead of
+    /// it.
     pub async fn warm_up(&self) -> std::io::Result<()> {
-        let job = Job {
-            filename: "warm-up.star".to_owned(),
-            source: "x = 1\n".to_owned(),
-            timeout_ms: u64::try_from(self.limits.timeout.as_millis()).unwrap_or(u64::MAX),
-            ..Job::default()
-        };
-        match self.submit(&job).await {
-            Ended::Answered(bytes) => match Answer::decode(bytes) {
-                Ok(answer) => match answer.failure {
-                    None => Ok(()),
-                    Some(failure) => Err(std::io::Error::other(failure)),
-                },
-                Err(e) => Err(std::io::Error::other(format!(
-                    "the first worker gave an unreadable answer: {e}"
-                ))),
-            },
-            Ended::Died(why) => Err(std::io::Error::other(format!(
-                "the first worker stopped before answering ({why})"
+        {
+            let mut state = self.shared.lock();
+            if state.workers == 0 {
+                self.shared.launch(&mut state)?;
+            }
+        }
+        let mut first = self.shared.first.subscribe();
+        let outcome = first
+            .wait_for(Option::is_some)
+            .await
+            .map_err(std::io::Error::other)?
+            .clone();
+        match outcome {
+            Some(Ok(())) => Ok(()),
+            Some(Err(why)) => Err(std::io::Error::other(format!(
+                "the first worker stopped before it was ready ({why})"
             ))),
-            Ended::NoWorker(why) => Err(std::io::Error::other(why)),
-            Ended::OverBudget(_) | Ended::TimedOut => Err(std::io::Error::other(
-                "the first worker did not answer a trivial script",
-            )),
+            None => Err(std::io::Error::other("no worker said it was ready")),
         }
     }
 
@@ -349,15 +350,8 @@ impl Shared {
         {
             return false;
         }
-        match self.spawn() {
-            Ok(worker) => {
-                state.workers += 1;
-                state.idle += 1;
-                state.starting += 1;
-                drop(state);
-                tokio::spawn(lane::drive(self.clone(), worker));
-                true
-            }
+        match self.launch(&mut state) {
+            Ok(()) => true,
             Err(e) => {
                 tracing::error!(error = %e, "cannot start a worker process");
                 if state.workers == 0 {
@@ -371,6 +365,28 @@ impl Shared {
                 false
             }
         }
+    }
+
+    /// Starts a worker and its lane, counted idle and starting.
+    fn launch(self: &Arc<Self>, state: &mut State) -> std::io::Result<()> {
+        let worker = self.spawn()?;
+        state.workers += 1;
+        state.idle += 1;
+        state.starting += 1;
+        tokio::spawn(lane::drive(self.clone(), worker));
+        Ok(())
+    }
+
+    /// Records how the first worker to be ready, or to stop before it
+    /// was, ended; later ones change nothing.
+    fn first_ended(&self, outcome: Result<(), String>) {
+        self.first.send_if_modified(|first| {
+            let unset = first.is_none();
+            if unset {
+                *first = Some(outcome);
+            }
+            unset
+        });
     }
 
     fn spawn(&self) -> std::io::Result<Worker> {

@@ -12,8 +12,9 @@
 //! with the budget as a little-endian `u64`, sent just before the worker
 //! aborts because a run went over its memory budget (see [`crate::meter`]).
 //! Every job gets exactly one of them, in the order the jobs came. Before
-//! any of them, once it has started, the worker sends [`FRAME_READY`]:
-//! a run's time on the server's clock starts only then.
+//! any of them, once it has started and run a trivial script (a first
+//! run is slow), the worker sends [`FRAME_READY`]: a run's time on the
+//! server's clock starts only then.
 //!
 //! The server may send a job while the previous one still runs (see
 //! [`super::processes`]): it waits in the socket, and the worker reads it
@@ -390,6 +391,13 @@ fn serve(config: &Config, mut stream: UnixStream, runner: impl Runs) {
     let cancel = AtomicBool::new(false);
     let mut frames = FrameReader::default();
     let poll_budget = config.poll_budget();
+    // A worker's first run fills what the runs after it share, and takes
+    // many times as long: done here, before the server's clock starts, it
+    // holds up no request and no job sent behind it.
+    if let Some(failure) = runner.run(warm_up_job(config), &cancel, true).failure {
+        eprintln!("function-starlark worker: a trivial script failed: {failure}");
+        return;
+    }
     if write_all(
         &mut stream,
         &[Bytes::from_static(&[FRAME_READY, 0, 0, 0, 0])],
@@ -436,6 +444,16 @@ fn serve(config: &Config, mut stream: UnixStream, runner: impl Runs) {
         if write_all(&mut stream, &answer_frame(answer)).is_err() {
             return;
         }
+    }
+}
+
+/// The trivial script a worker runs before it says it is ready.
+fn warm_up_job(config: &Config) -> Job {
+    Job {
+        filename: "warm-up.star".to_owned(),
+        source: "x = 1\n".to_owned(),
+        timeout_ms: config.timeout_ms,
+        ..Job::default()
     }
 }
 

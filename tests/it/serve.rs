@@ -356,9 +356,8 @@ fn metrics_are_served_with_the_script_label_after_a_request() {
     }
     // Each worker process keeps its own cache, and only answered runs
     // count: two runs count two compilations, misses or hits. Usually the
-    // first is a miss, but on a busy machine the first request can be sent
-    // behind the warm-up run, withdrawn after WITHDRAW_AFTER and run there
-    // anyway (its answer dropped) before the counted run finds it cached.
+    // first is a miss and the second a hit, but on a busy machine a run
+    // may pass DEMOTE_AFTER and the second request find a fresh worker.
     let count = |name: &str| -> u64 {
         body.lines()
             .find(|l| l.starts_with(name) && l.contains("composition.star"))

@@ -169,11 +169,13 @@ impl Lane {
                 Err(e) => return Exit::Died(format!("no answer: {e}")),
             }
             let before = self.fifo.len();
+            let was_ready = self.ready;
             if let Some(exit) = self.answers(shared) {
                 return exit;
             }
-            if self.fifo.len() < before {
-                // Answered: take the next jobs before waiting.
+            if self.fifo.len() < before || self.ready != was_ready {
+                // Answered, or ready for a job behind the first: take the
+                // next jobs before waiting.
                 continue;
             }
             let wake = self.next_wake(shared);
@@ -182,7 +184,8 @@ impl Lane {
                 return Exit::Died(format!("cannot watch the socket: {e}"));
             }
             let idle = self.fifo.is_empty() && !self.demoted();
-            let room = !self.fifo.is_empty() && self.fifo.len() < DEPTH && !self.demoted();
+            let room =
+                !self.fifo.is_empty() && self.fifo.len() < DEPTH && self.ready && !self.demoted();
             let head_closed = async {
                 match self.fifo.front_mut() {
                     Some(Sent {
@@ -215,16 +218,20 @@ impl Lane {
     }
 
     /// Takes jobs from the queue: one when idle, then a second behind the
-    /// first only when no other worker is idle to take it sooner.
+    /// first only when the worker is ready and no other worker is idle to
+    /// take it sooner. A job sent behind waits at most `withdraw_after`
+    /// from being sent, and that wait is meant for a run: behind a worker
+    /// still starting it would run out before the first job began and send
+    /// the job to yet another worker.
     fn pull(&mut self, shared: &Arc<Shared>) {
-        if self.fifo.len() >= DEPTH {
+        if self.fifo.len() >= DEPTH || (!self.fifo.is_empty() && !self.ready) {
             return;
         }
         let mut state = shared.lock();
         let was_idle = self.fifo.is_empty();
         while self.fifo.len() < DEPTH {
             let others_idle = state.idle.saturating_sub(usize::from(self.fifo.is_empty()));
-            if !self.fifo.is_empty() && others_idle > 0 {
+            if !self.fifo.is_empty() && (others_idle > 0 || !self.ready) {
                 break;
             }
             let Some(job) = state.queue.pop_front() else {
@@ -374,6 +381,7 @@ impl Lane {
             }
             if kind == FRAME_READY {
                 self.ready = true;
+                shared.first_ended(Ok(()));
                 if self.starting {
                     self.starting = false;
                     shared.lock().starting -= 1;
@@ -529,6 +537,16 @@ impl Lane {
     /// After the driver stops: the running job's end, the others back to
     /// the queue, the worker killed and reaped, the counts put right.
     async fn settle(&mut self, shared: &Arc<Shared>, worker: &mut Worker, exit: Exit) {
+        if !self.ready {
+            shared.first_ended(Err(match &exit {
+                Exit::Died(why) => why.clone(),
+                Exit::OverBudget(limit) => format!(
+                    "a trivial script went over the memory budget of {} MiB",
+                    limit >> 20
+                ),
+                _ => "it was stopped".to_owned(),
+            }));
+        }
         if matches!(exit, Exit::Idle) {
             // Out of the counts first, so that a job coming now starts
             // another worker instead of waiting for this one to leave.
