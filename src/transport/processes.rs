@@ -224,14 +224,12 @@ impl Pool {
         let outcome = first
             .wait_for(Option::is_some)
             .await
-            .map_err(std::io::Error::other)?
-            .clone();
-        match outcome {
-            Some(Ok(())) => Ok(()),
+            .map_err(std::io::Error::other)?;
+        match outcome.as_ref() {
             Some(Err(why)) => Err(std::io::Error::other(format!(
                 "the first worker stopped before it was ready ({why})"
             ))),
-            None => Err(std::io::Error::other("no worker said it was ready")),
+            _ => Ok(()),
         }
     }
 

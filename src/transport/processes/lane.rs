@@ -184,8 +184,7 @@ impl Lane {
                 return Exit::Died(format!("cannot watch the socket: {e}"));
             }
             let idle = self.fifo.is_empty() && !self.demoted();
-            let room =
-                !self.fifo.is_empty() && self.fifo.len() < DEPTH && self.ready && !self.demoted();
+            let room = !self.fifo.is_empty() && self.fifo.len() < self.holds() && !self.demoted();
             let head_closed = async {
                 match self.fifo.front_mut() {
                     Some(Sent {
@@ -217,21 +216,27 @@ impl Lane {
         }
     }
 
-    /// Takes jobs from the queue: one when idle, then a second behind the
-    /// first only when the worker is ready and no other worker is idle to
-    /// take it sooner. A job sent behind waits at most `withdraw_after`
+    /// How many jobs the worker may hold: [`DEPTH`] once it is ready, one
+    /// before. A job sent behind another waits at most `withdraw_after`
     /// from being sent, and that wait is meant for a run: behind a worker
     /// still starting it would run out before the first job began and send
     /// the job to yet another worker.
+    fn holds(&self) -> usize {
+        if self.ready { DEPTH } else { 1 }
+    }
+
+    /// Takes jobs from the queue: one when idle, then a second behind the
+    /// first (up to [`Self::holds`]) only when no other worker is idle to
+    /// take it sooner.
     fn pull(&mut self, shared: &Arc<Shared>) {
-        if self.fifo.len() >= DEPTH || (!self.fifo.is_empty() && !self.ready) {
+        if self.fifo.len() >= self.holds() {
             return;
         }
         let mut state = shared.lock();
         let was_idle = self.fifo.is_empty();
-        while self.fifo.len() < DEPTH {
+        while self.fifo.len() < self.holds() {
             let others_idle = state.idle.saturating_sub(usize::from(self.fifo.is_empty()));
-            if !self.fifo.is_empty() && (others_idle > 0 || !self.ready) {
+            if !self.fifo.is_empty() && others_idle > 0 {
                 break;
             }
             let Some(job) = state.queue.pop_front() else {
